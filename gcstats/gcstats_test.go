@@ -1,6 +1,7 @@
 package gcstats_test
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/gcstats"
 	"github.com/clrgo/clrevents/internal/baseline"
+	"github.com/clrgo/clrevents/internal/tracetest"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -591,5 +593,33 @@ func TestHTMLHeapLine(t *testing.T) {
 	// downwards).
 	if y(points[1]) <= y(points[0]) || y(points[3]) <= y(points[2]) {
 		t.Errorf("the line does not drop at the GCs: %v", points)
+	}
+}
+
+// TestNewerVersion: a newer runtime's GCStart (version 3, which no table
+// has) is a GC as the version it decodes as: before, the model looked
+// events up by their exact type and found none, and said the trace held
+// no GCStart.
+func TestNewerVersion(t *testing.T) {
+	const path = "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"
+	want := 0
+	for _, p := range analyze(t, path).Processes() {
+		want += len(p.GCs)
+	}
+	r, err := trace.NewReader(bytes.NewReader(tracetest.NewerGCStart(t, path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	a, err := gcstats.Read(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for _, p := range a.Processes() {
+		got += len(p.GCs)
+	}
+	if got != want || want != 478 {
+		t.Errorf("%d GCs with GCStart version 3, %d with version 2; want 478", got, want)
 	}
 }

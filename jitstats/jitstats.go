@@ -147,9 +147,15 @@ var ErrNoEvents = errors.New("no JIT events: record the runtime provider with th
 // JIT activity, joined with what the trace lost, since the model is made
 // of every event read: the error that ended r (a damaged or truncated
 // trace, trace.ErrDamaged) and the events it needed that did not decode
-// (DecodeErrors). The Analyzer is never nil.
+// (DecodeErrors). It reads nothing, and says why, from a Reader whose
+// events do not come in time order (trace.WithOrder) or that does not
+// decode with clrevents' table (trace.WithEvents). The Analyzer is never
+// nil.
 func Read(r *trace.Reader) (*Analyzer, error) {
 	a := NewAnalyzer()
+	if err := feed.Usable(r); err != nil {
+		return a, err
+	}
 	readErr := feed.ReadAll(r, a.Add)
 	lost := errors.Join(readErr, a.DecodeErrors())
 	if len(a.Processes()) == 0 {

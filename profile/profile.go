@@ -508,7 +508,7 @@ func (b *Builder) classify(info *clrevents.EventInfo) class {
 // clrType is e's type when it is one of clrevents' (the types a Builder
 // knows).
 func clrType(e *trace.Event) (*clrevents.EventInfo, bool) {
-	typ, ok := e.Type()
+	typ, ok := e.DecodeType()
 	if !ok {
 		return nil, false
 	}
@@ -519,7 +519,7 @@ func clrType(e *trace.Event) (*clrevents.EventInfo, bool) {
 // kernelClass is the class (provider GUID) of e's type when it is one of
 // kernelevents'.
 func kernelClass(e *trace.Event) (clrimpl.GUID, bool) {
-	typ, ok := e.Type()
+	typ, ok := e.DecodeType()
 	if !ok {
 		return clrimpl.GUID{}, false
 	}

@@ -272,7 +272,7 @@ func NewMap() *Map {
 // events (see universal.go's comment), are kept, the rest ignored. It
 // returns an error only for one of those whose payload does not decode.
 func (m *Map) Add(e *trace.Event) error {
-	typ, ok := e.Type()
+	typ, ok := e.DecodeType()
 	if !ok {
 		if e.Provider() == universalSystem {
 			return m.addUniversal(e)

@@ -292,7 +292,7 @@ func (e *Event) Offset() int64 {
 // version in the Reader's tables (see WithEvents: the first table that has
 // it), if one has that version. It decodes nothing. A newer version of a
 // known event than the tables hold has no Type, but Decode may still
-// decode it (see DecodeN).
+// decode it (see DecodeN), with DecodeType.
 func (e *Event) Type() (clrimpl.EventType, bool) {
 	if !e.typ.ok() {
 		return nil, false
@@ -303,14 +303,35 @@ func (e *Event) Type() (clrimpl.EventType, bool) {
 // typeDescriptor is the Descriptor of the event's Type, or nil. An
 // EventPipe event's type is its resolved record's (a classic ETW event's
 // is found by its opcode, every event), whose descriptor is kept there.
+//
+// A newer version of an event than the tables hold, which Decode decodes
+// with the newest older version, has that version's descriptor here: its
+// name, task and opcode are the older version's.
 func (e *Event) typeDescriptor() *clrimpl.Descriptor {
-	if res := e.res; res != nil && e.typ == res.typ {
+	if res := e.res; res != nil && e.typ == res.typ && (res.desc != nil || e.nt != nil) {
 		return res.desc
 	}
-	if !e.typ.ok() {
-		return nil
+	ref := e.typ
+	if !ref.ok() {
+		if ref = e.decodeType(); !ref.ok() {
+			return nil
+		}
 	}
-	return e.r.eventType(e.typ).Descriptor()
+	return e.r.eventType(ref).Descriptor()
+}
+
+// DecodeType returns the generated type Decode decodes the event with:
+// its Type, or, for a newer version of a known event than the tables
+// hold, the newest older version's (unless the Reader was made
+// WithExactVersions). Code that looks for events by their generated type
+// (a type switch, a set of EventInfos) sees a newer runtime's events with
+// it, as Decode gives them. It decodes nothing.
+func (e *Event) DecodeType() (clrimpl.EventType, bool) {
+	ref := e.decodeType()
+	if !ref.ok() {
+		return nil, false
+	}
+	return e.r.eventType(ref), true
 }
 
 // decodeType is the type Decode decodes the event with: its Type, or,

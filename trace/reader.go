@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -32,7 +33,8 @@ func WithExactVersions() Option { return func(c *config) { c.exact = true } }
 //
 // When several tables have an event type, the first in the list decodes
 // it: the tables given, in the order given, or by default the registered
-// ones in the order they registered. The Windows kernel's events and
+// ones, clrevents' first (the packages above this one know the runtime's
+// events by its types), then the others in the order they registered. The Windows kernel's events and
 // KernelTraceControl's (ETW) are decoded with package kernelevents
 // whatever the tables: the Reader needs them for the shape of an ETW
 // trace's events (processes, threads, stacks). A table that has the event's version
@@ -140,9 +142,10 @@ type resolved struct {
 	// EventPipe: the event's type in the tables, and (when none has its
 	// version) the newest older version's.
 	typ, older typeRef
-	// desc is typ's Descriptor (nil when typ names none): the accessors
-	// that fall back on the type's facts (Task, Opcode, Level, Name) read
-	// it for every event, and it is fixed once typ is.
+	// desc is typ's Descriptor, or older's when typ names none (nil when
+	// neither names one): the accessors that fall back on the type's
+	// facts (Task, Opcode, Level, Name) read it for every event, and it is
+	// fixed once typ is.
 	desc   *clrimpl.Descriptor
 	kernel *kernelGroup // a kernel event class
 	class  *kernelGroup // another classic (MOF) class with opcode names
@@ -281,9 +284,30 @@ func registeredTables() *readerTables {
 	}
 	// A table registered between the two calls makes the next Reader
 	// build them again, nothing worse.
-	ts := newReaderTables(clrimpl.Tables(), v)
+	ts := newReaderTables(ownFirst(clrimpl.Tables()), v)
 	registered.Store(ts)
 	return ts
+}
+
+// clreventsPath is the import path of the generated CLR package.
+const clreventsPath = "github.com/clrgo/clrevents/clrevents"
+
+// ownFirst puts package clrevents' table first among the registered ones,
+// the others after it in the order they registered. The packages above
+// this one (profiles, the GC and JIT models, symbols, metrics) know the
+// runtime's events by clrevents' types; a program that also links a
+// generated package of its own with some of the same events (a subset, a
+// newer manifest's) would otherwise, when its import path sorts before
+// clrevents' and so registers first, take those events from them. Its
+// package still decodes what clrevents lacks (a newer version: the table
+// with the event's version comes first), and WithEvents puts it first.
+func ownFirst(tables []*clrimpl.Table) []*clrimpl.Table {
+	for i, t := range tables {
+		if i > 0 && t.Len() > 0 && reflect.TypeOf(t.Type(0)).Elem().PkgPath() == clreventsPath {
+			return append(append([]*clrimpl.Table{t}, tables[:i]...), tables[i+1:]...)
+		}
+	}
+	return tables
 }
 
 func newNetTrace(nr *nettrace.Reader, format Format, c *config, closers ...func() error) *Reader {
@@ -335,6 +359,10 @@ func (r *Reader) Dropped() uint64 {
 
 // Format returns the trace's format.
 func (r *Reader) Format() Format { return r.format }
+
+// Order is the order the Reader gives events in (WithOrder; TimeOrder by
+// default).
+func (r *Reader) Order() Order { return r.cfg.order }
 
 // Name returns the name errors give for the input.
 func (r *Reader) Name() string { return r.cfg.name }
@@ -531,6 +559,11 @@ func (r *Reader) resolveEventIn(name string, guid clrimpl.GUID, id uint16, versi
 		}
 		if !res.typ.ok() && !r.cfg.exact {
 			res.older = r.find(res.provs, id, version, true)
+			if res.older.ok() {
+				// A newer version is named, and its task and opcode
+				// are, as the older one it decodes with.
+				res.desc = r.eventType(res.older).Descriptor()
+			}
 		}
 	}
 	if res.provider == "" && !guid.IsZero() {

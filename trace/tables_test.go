@@ -207,9 +207,13 @@ func TestTablesOlderVersions(t *testing.T) {
 				if err != nil {
 					t.Fatalf("no GCStart event: %v", err)
 				}
-				if e.Name() == "GCStart_V2" || e.Name() == "" && e.ID() == 1 && e.Version() == 2 {
+				if e.Provider() == "Microsoft-Windows-DotNETRuntime" && e.ID() == 1 && e.Version() == 2 {
 					if typ, ok := e.Type(); ok {
 						t.Errorf("GCStart_V2 has the Type %s in a table without it", typ.Descriptor().Name)
+					}
+					// Named as the version it decodes as.
+					if typ, ok := e.DecodeType(); !ok || typ.Descriptor().Name != "old:GCStart_V1" || e.Name() != "old:GCStart_V1" {
+						t.Errorf("GCStart_V2: DecodeType %v, %v, Name %q; want old:GCStart_V1", typ, ok, e.Name())
 					}
 					ev, n, err := e.DecodeN()
 					if err != nil {

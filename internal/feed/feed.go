@@ -60,14 +60,15 @@ type Feed struct {
 	Undecoded trace.DecodeErrors
 }
 
-// Take returns e decoded when want holds its type (Event.Type), and
+// Take returns e decoded when want holds its type (Event.DecodeType: a
+// newer version than clrevents has is the older one it decodes as), and
 // false for every other event and for one that does not decode (which it
 // counts).
 func Take[K comparable](f *Feed, e *trace.Event, want Kinds[K]) (clrimpl.Event, bool) {
 	if f.Origin.IsZero() {
 		f.Origin = e.Time()
 	}
-	typ, ok := e.Type()
+	typ, ok := e.DecodeType()
 	if !ok {
 		return nil, false
 	}
@@ -160,4 +161,21 @@ func ProcessTitle(pid int64, name string) string {
 		t += " (" + name + ")"
 	}
 	return t
+}
+
+// Usable returns nil when the models (GC, JIT) can be built from r's
+// events, else an error that says why not, naming the trace: they pair
+// events across threads, so they need them in time order; and they know
+// the runtime's events by clrevents' types, so r must decode with
+// clrevents' table (a Reader made WithEvents with a table of one's own
+// and not clrevents' decodes the runtime's events as that table's
+// types, and a model would find none).
+func Usable(r *trace.Reader) error {
+	if o := r.Order(); o != trace.TimeOrder {
+		return fmt.Errorf("%s: the events come in %v order; the model needs them in time order (trace.WithOrder(trace.TimeOrder), the default)", r.Name(), o)
+	}
+	if !slices.Contains(r.Tables(), clrevents.Table()) {
+		return fmt.Errorf("%s: the Reader decodes with tables that do not include clrevents' (trace.WithEvents), whose types the model looks for: add clrevents.Table() to them", r.Name())
+	}
+	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/kernelevents"
+	"github.com/clrgo/clrevents/trace"
 )
 
 func TestByDisplayName(t *testing.T) {
@@ -50,6 +52,35 @@ func TestProcessTitle(t *testing.T) {
 	} {
 		if got := ProcessTitle(c.pid, c.name); got != c.want {
 			t.Errorf("ProcessTitle(%d, %q) = %q, want %q", c.pid, c.name, got, c.want)
+		}
+	}
+}
+
+// TestUsable: a Reader whose events a model cannot use is refused with an
+// error naming the trace and the reason, before anything is read.
+func TestUsable(t *testing.T) {
+	const path = "../../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"
+	for _, c := range []struct {
+		opts []trace.Option
+		want string // "" for usable
+	}{
+		{nil, ""},
+		{[]trace.Option{trace.WithOrder(trace.FileOrder)}, "the events come in file order; the model needs them in time order"},
+		{[]trace.Option{trace.WithOrder(trace.ThreadOrder)}, "the events come in thread order"},
+		{[]trace.Option{trace.WithEvents(kernelevents.Table())}, "do not include clrevents'"},
+		{[]trace.Option{trace.WithEvents(kernelevents.Table(), clrevents.Table())}, ""},
+	} {
+		r, err := trace.Open(path, c.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = Usable(r)
+		r.Close()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%d options: %v", len(c.opts), err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), path+": ")):
+			t.Errorf("%d options: %v, want an error naming the trace that says %q", len(c.opts), err, c.want)
 		}
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/flate"
+	"encoding/binary"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf16"
 )
 
 // Bytes returns the trace at path: the file's bytes, or for a .zip the
@@ -148,4 +150,27 @@ func Members(tb testing.TB, path string) (names []string, data [][]byte) {
 		data = append(data, b)
 	}
 	return names, data
+}
+
+// NewerGCStart returns the trace at path, the .NET Core 3.0 trace of
+// testdata/traces, with its GCStart events (478) made version 3, a version no table has: the
+// metadata record of the runtime's event 1 (its provider's name, the ID,
+// an empty name, keywords 1, version 2) says 3 instead.
+func NewerGCStart(tb testing.TB, path string) []byte {
+	tb.Helper()
+	data := bytes.Clone(Bytes(tb, path))
+	var pat []byte
+	for _, u := range utf16.Encode([]rune("Microsoft-Windows-DotNETRuntime\x00")) {
+		pat = binary.LittleEndian.AppendUint16(pat, u)
+	}
+	pat = binary.LittleEndian.AppendUint32(pat, 1) // event ID
+	pat = append(pat, 0, 0)                        // no name
+	pat = binary.LittleEndian.AppendUint64(pat, 1) // keywords: GC
+	pat = binary.LittleEndian.AppendUint32(pat, 2) // version
+	i := bytes.Index(data, pat)
+	if i < 0 || bytes.Count(data, pat) != 1 {
+		tb.Fatal("GCStart's metadata record is not in the trace once")
+	}
+	binary.LittleEndian.PutUint32(data[i+len(pat)-4:], 3)
+	return data
 }
