@@ -63,6 +63,13 @@ func newHost(t testing.TB) *host {
 // start starts a simulated process pid running w.
 func (h *host) start(pid int, w *simruntime.Workload) *sim {
 	w.PID = pid
+	return h.startAs(pid, w)
+}
+
+// startAs starts a simulated process pid running w, whose events give the
+// process ID w.PID: a process in a container, which knows itself by its
+// namespace's PID.
+func (h *host) startAs(pid int, w *simruntime.Workload) *sim {
 	srv, err := simruntime.Start(h.dir, simruntime.Config{PID: pid, Stream: w.Stream,
 		CommandLine: fmt.Sprintf("/usr/share/dotnet/dotnet /app/Sim.App.dll --id %d", pid),
 		OS:          "Linux", Arch: "x64", Entrypoint: "Sim.App", ClrVersion: "8.0.11+abc", RID: "linux-x64",
@@ -572,6 +579,25 @@ func pprofReads(t *testing.T, b []byte, want string) {
 	}
 	if out := goToolPprof(t, "-raw", f); !strings.Contains(out, want) {
 		t.Errorf("go tool pprof -raw: no %q:\n%s", want, out)
+	}
+}
+
+// TestContainerProcess: a process whose events give another PID than the
+// one it was found by (a container's program, PID 1 in its namespace) is
+// profiled as any other: a window's events are all the process's, whatever
+// PID they give. (Windows filtered by the host's PID were empty.)
+func TestContainerProcess(t *testing.T) {
+	h := newHost(t)
+	h.startAs(700001, &simruntime.Workload{PID: 1})
+	s := serve(t, h, monitor.Options{CounterInterval: 0.2}, monitor.Access{})
+	attached(t, s, 700001)
+	code, b := get(t, s.url+"/debug/pprof/profile?pid=700001&seconds=1")
+	if code != 200 {
+		t.Fatalf("%d %s", code, b)
+	}
+	p, names := functions(t, b)
+	if len(p.Sample) == 0 || !strings.Contains(names, "Sim.App.Worker.Compute") {
+		t.Errorf("%d samples; functions:\n%s", len(p.Sample), names)
 	}
 }
 

@@ -62,7 +62,11 @@ func (m *Monitor) Profile(ctx context.Context, pid int, k profile.Kind, d time.D
 		return err
 	}
 	defer p.window.Store(false)
-	o := profile.Options{Kind: k, PIDs: []int64{int64(pid)}, Map: p.sym}
+	// Every event of the session is the process's: no filter by PID,
+	// which the events give as the runtime sees it (a process in a
+	// container knows itself by its namespace's PID, 1 for the
+	// container's own program, not pid, its host's).
+	o := profile.Options{Kind: k, Map: p.sym}
 	var b *profile.Builder
 	start := time.Now()
 	err = m.readSession(ctx, p, windowConfig(k), d, func(r *trace.Reader, e *trace.Event) {
