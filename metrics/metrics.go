@@ -171,10 +171,14 @@ type Process struct {
 	set       *Set
 	pid, name string
 
-	mu         sync.Mutex
-	events     uint64
-	gcs        [3]uint64
-	suspended  int64 // when the runtime was suspended (Unix ns), 0 when not
+	mu     sync.Mutex
+	events uint64
+	gcs    [3]uint64
+	// suspended maps the thread that suspended the runtime for a GC to
+	// when (Unix ns), until that thread's restart ends: the runtime pairs
+	// them by thread, and another thread's suspension (the debugger's,
+	// another reason's) may overlap the GC's and end before it.
+	suspended  map[int64]int64
 	pause      []uint64
 	pauseN     uint64
 	pauseSum   float64
@@ -262,10 +266,9 @@ func (p *Process) runtime(e *trace.Event) error {
 	id := e.ID()
 	switch id {
 	case idGCRestartEEEnd:
-		if p.suspended != 0 {
-			d := float64(e.Time().UnixNano()-p.suspended) / 1e9
-			p.suspended = 0
-			if d >= 0 {
+		if at, ok := p.suspended[e.ThreadID()]; ok {
+			delete(p.suspended, e.ThreadID())
+			if d := float64(e.Time().UnixNano()-at) / 1e9; d >= 0 {
 				p.observePause(d)
 			}
 		}
@@ -282,11 +285,17 @@ func (p *Process) runtime(e *trace.Event) error {
 	switch v := ev.(type) {
 	case clrevents.GCSuspendEEEvent:
 		// The runtime suspends for other reasons too (the debugger, code
-		// pitching, shutdown): those are no GC pause, and the next
-		// restart still ends the GC's.
+		// pitching, shutdown): those are no GC pause. A GC's pause ends
+		// with the restart on the thread that suspended for it, not
+		// with another suspension's restart in between.
 		switch v.GCSuspendEEFields().Reason {
 		case clrevents.GCSuspendEEReasonSuspendForGC, clrevents.GCSuspendEEReasonSuspendForGCPrep:
-			p.suspended = e.Time().UnixNano()
+			if p.suspended == nil {
+				p.suspended = make(map[int64]int64)
+			}
+			if len(p.suspended) < maxPending {
+				p.suspended[e.ThreadID()] = e.Time().UnixNano()
+			}
 		}
 	case clrevents.GCStartEvent:
 		if d := v.GCStartFields().Depth; d < 3 {

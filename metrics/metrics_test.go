@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/gcstats"
 	"github.com/clrgo/clrevents/internal/racemode"
 	"github.com/clrgo/clrevents/internal/simruntime"
+	"github.com/clrgo/clrevents/internal/tracetest"
 	"github.com/clrgo/clrevents/metrics"
 	"github.com/clrgo/clrevents/trace"
 	"github.com/prometheus/client_golang/prometheus"
@@ -347,5 +349,45 @@ func TestAddAllocs(t *testing.T) {
 	// a thousand show a per-event allocation well above the margin.
 	if with > alone+16 || n < 1000 { // 10 types, and a few first-time growths
 		t.Errorf("reading %d events allocates %v times, reading and adding them %v", n, alone, with)
+	}
+}
+
+// TestPausesAgainstGCModel: on a real trace whose runtime suspended for
+// other reasons on another thread while a GC's suspension was open (the
+// .NET Core 3.0 trace: SuspendOther on thread 3444), the pause histogram
+// counts each GC's pause from its suspension to the restart on the same
+// thread, as the GC model does: the same count and the same sum. (Ended
+// by whichever restart came next, 71 of its 478 pauses were cut short.)
+func TestPausesAgainstGCModel(t *testing.T) {
+	const path = "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"
+	set := metrics.New(metrics.Options{})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(set)
+	eachEvent(t, tracetest.Bytes(t, path), func(e *trace.Event) {
+		if err := set.Add(e); err != nil {
+			t.Fatal(err)
+		}
+	})
+	h := gather(t, reg)["dotnet_gc_pause_seconds"].Metric[0].Histogram
+
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	a, err := gcstats.Read(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	var sum time.Duration
+	for _, p := range a.Processes() {
+		for _, gc := range p.GCs {
+			n += gc.Pauses
+			sum += gc.Pause
+		}
+	}
+	if int(h.GetSampleCount()) != n || n != 478 || math.Abs(h.GetSampleSum()-sum.Seconds()) > 1e-6 {
+		t.Errorf("%d pauses, %.6f s; the GC model's %d, %.6f s", h.GetSampleCount(), h.GetSampleSum(), n, sum.Seconds())
 	}
 }
