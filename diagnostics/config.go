@@ -3,6 +3,7 @@ package diagnostics
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,7 +45,10 @@ func WatchConfig(providers ...string) SessionConfig {
 // --profile and --providers options: the named profile (Profile;
 // cpu-sampling when both are empty), its providers followed by those of
 // providers (ParseProviders' list); a profile without providers when only
-// they are given.
+// they are given. A provider in both is the list's, in the profile's
+// place, as dotnet-trace takes it: the runtime applies the first entry
+// of a name and ignores the others, so a session that named it twice
+// would lose the list's keywords and level.
 func CollectConfig(profile, providers string) (SessionConfig, error) {
 	var cfg SessionConfig
 	if profile != "" || providers == "" {
@@ -62,7 +66,14 @@ func CollectConfig(profile, providers string) (SessionConfig, error) {
 		if err != nil {
 			return SessionConfig{}, err
 		}
-		cfg.Providers = append(cfg.Providers, ps...)
+		for _, p := range ps {
+			i := slices.IndexFunc(cfg.Providers, func(q Provider) bool { return strings.EqualFold(q.Name, p.Name) })
+			if i >= 0 {
+				cfg.Providers[i] = p
+			} else {
+				cfg.Providers = append(cfg.Providers, p)
+			}
+		}
 	}
 	return cfg, nil
 }

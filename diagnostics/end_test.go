@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -127,6 +128,11 @@ func TestConfigs(t *testing.T) {
 	cpu, _ := Profile("cpu-sampling")
 	gc, _ := Profile("gc")
 	mine, _ := ParseProviders("My-Source:0x1:4")
+	// A provider of the profile's in the list too: the list's settings,
+	// in the profile's place (the runtime takes a name's first entry).
+	verbose, _ := ParseProviders("microsoft-windows-dotnetruntime:0x1:5")
+	gcVerbose := slices.Clone(gc.Providers)
+	gcVerbose[slices.IndexFunc(gcVerbose, func(p Provider) bool { return p.Name == RuntimeProvider })] = verbose[0]
 	for _, c := range []struct {
 		profile, providers string
 		want               []Provider
@@ -136,6 +142,7 @@ func TestConfigs(t *testing.T) {
 		{"gc", "", gc.Providers, true},
 		{"", "My-Source:0x1:4", mine, false},
 		{"gc", "My-Source:0x1:4", append(gc.Providers, mine...), true},
+		{"gc", "microsoft-windows-dotnetruntime:0x1:5,My-Source:0x1:4", append(gcVerbose, mine...), true},
 	} {
 		got, err := CollectConfig(c.profile, c.providers)
 		if err != nil || len(got.Providers) != len(c.want) || got.NoStacks != c.noStacks {

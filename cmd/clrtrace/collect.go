@@ -25,6 +25,9 @@ func collect(sig *diagnostics.Steps, args []string, stderr io.Writer) error {
 	if *out == "" {
 		return usageError{errors.New("-o FILE is required")}
 	}
+	if *dur < 0 {
+		return usageError{fmt.Errorf("-duration %v: a length of time, 0 for none", *dur)}
+	}
 	cfg, err := diagnostics.CollectConfig(*profile, *spec)
 	if err != nil {
 		return usageError{err}

@@ -23,7 +23,8 @@
 // it is a trace). -providers takes dotnet-trace's
 // Name[:Keywords[:Level[:Args]]] list; -profile one of cpu-sampling (the
 // default), gc, gc-verbose, jit, exceptions, contention; both together
-// enable the union. The newest CollectTracing command the request needs
+// enable the union, a provider in both with -providers' keywords and
+// level (as dotnet-trace takes them). The newest CollectTracing command the request needs
 // is tried first; an older runtime that does not know it gets the closest
 // older one, and clrtrace says what that loses.
 //

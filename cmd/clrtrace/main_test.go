@@ -238,6 +238,10 @@ func TestErrors(t *testing.T) {
 		if code := run(nil, []string{"watch", "-p", pid, "-n", "-1"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `clrtrace watch: -n -1: want a count, or 0 for all`) {
 			t.Fatalf("negative -n: exit %d, %q", code, errb.String())
 		}
+		errb.Reset()
+		if code := run(nil, []string{"collect", "-p", pid, "-o", filepath.Join(t.TempDir(), "x.nettrace"), "-duration", "-5s"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "-duration -5s: a length of time, 0 for none") {
+			t.Fatalf("negative -duration: exit %d, %q", code, errb.String())
+		}
 		// A flag the flag package rejects is said once, with the usage.
 		errb.Reset()
 		if code := run(nil, []string{"counters", "-p", "abc"}, &out, &errb); code != 2 || strings.Count(errb.String(), `invalid value "abc" for flag -p`) != 1 || !strings.Contains(errb.String(), "Usage of clrtrace counters") {
