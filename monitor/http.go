@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -86,7 +87,7 @@ func (m *Monitor) window(w http.ResponseWriter, r *http.Request) (pid int, d tim
 	secs := 30
 	if s := q.Get("seconds"); s != "" {
 		secs, err = strconv.Atoi(s)
-		if err != nil || secs < 1 || time.Duration(secs)*time.Second > m.o.MaxWindow {
+		if err != nil || secs < 1 || secs > int(m.o.MaxWindow/time.Second) {
 			http.Error(w, fmt.Sprintf("seconds=%q: a whole number from 1 to %d", s, int(m.o.MaxWindow/time.Second)), http.StatusBadRequest)
 			return 0, 0, false
 		}
@@ -231,6 +232,16 @@ func ListenAndServe(ctx context.Context, addr string, m *Monitor, a Access, read
 	if (a.CertFile == "") != (a.KeyFile == "") {
 		return errors.New("TLS needs both a certificate and a key")
 	}
+	var tlsConfig *tls.Config
+	if a.CertFile != "" {
+		// Loaded before listening: a certificate that does not load
+		// is an error before anything says it serves.
+		cert, err := tls.LoadX509KeyPair(a.CertFile, a.KeyFile)
+		if err != nil {
+			return fmt.Errorf("TLS: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -241,15 +252,15 @@ func ListenAndServe(ctx context.Context, addr string, m *Monitor, a Access, read
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: tlsConfig,
 		BaseContext: func(net.Listener) context.Context { return ctx },
 		ErrorLog:    log.New(logWriter{m}, "", 0)}
 	runDone := make(chan error, 1)
 	go func() { runDone <- m.Run(ctx) }()
 	serveDone := make(chan error, 1)
 	go func() {
-		if a.CertFile != "" {
-			serveDone <- srv.ServeTLS(ln, a.CertFile, a.KeyFile)
+		if tlsConfig != nil {
+			serveDone <- srv.ServeTLS(ln, "", "")
 		} else {
 			serveDone <- srv.Serve(ln)
 		}

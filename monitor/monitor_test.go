@@ -479,6 +479,8 @@ func TestServe(t *testing.T) {
 			{"/debug/pprof/profile?pid=abc", 400},
 			{"/debug/pprof/profile?pid=100001&seconds=0", 400},
 			{"/debug/pprof/profile?pid=100001&seconds=301", 400},
+			{"/debug/pprof/profile?pid=100001&seconds=18446744073", 400}, // 0 s, once multiplied into a Duration
+			{"/debug/pprof/profile?pid=100001&seconds=18446744074", 400},
 			{"/debug/pprof/profile?pid=100001&seconds=1.5", 400},
 			{"/trace?pid=100001&seconds=1&profile=nosuch", 400},
 			{"/trace?pid=100001&seconds=1&providers=:::", 400},

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"strings"
 	"time"
 
 	"github.com/clrgo/clrevents/monitor"
@@ -87,5 +88,13 @@ func testTLS(t *testing.T, h *host) {
 	// A certificate without its key is refused.
 	if err := monitor.ListenAndServe(context.Background(), "127.0.0.1:0", m, monitor.Access{CertFile: certFile}, nil); err == nil {
 		t.Error("a certificate without a key was accepted")
+	}
+	// A certificate that does not load is an error before ready says
+	// anything is served.
+	missing := filepath.Join(dir, "missing.pem")
+	served := false
+	err = monitor.ListenAndServe(context.Background(), "127.0.0.1:0", m, monitor.Access{CertFile: missing, KeyFile: keyFile}, func(net.Addr) { served = true })
+	if err == nil || served || !strings.Contains(err.Error(), missing) {
+		t.Errorf("a missing certificate: %v, ready called %v; want an error naming %s before ready", err, served, missing)
 	}
 }
