@@ -2,9 +2,9 @@ package monitor
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"

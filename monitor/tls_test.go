@@ -14,8 +14,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"testing"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/clrgo/clrevents/monitor"
