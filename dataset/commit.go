@@ -346,9 +346,17 @@ func (tw *traceWriter) commitFiles() (keep bool, err error) {
 		return drop(err)
 	}
 	// The traces table last: a trace whose row is in traces is whole,
-	// whatever a reader sees during the renames.
-	order := append(tw.all[1:len(tw.all):len(tw.all)], tw.all[0])
+	// whatever a reader sees during the renames. The identity's file
+	// before it.
+	idf, err := tw.id.stage(tw.stage, tw.name)
+	if err != nil {
+		return drop(err)
+	}
+	order := append(append(tw.all[1:len(tw.all):len(tw.all)], idf), tw.all[0])
 	j := journal{trace: tw.name, stage: filepath.Base(tw.stage)}
+	if err := tw.id.check(); err != nil {
+		return drop(err) // another writer committed the trace meanwhile
+	}
 	for _, t := range order {
 		if exists(t.final) {
 			return drop(fmt.Errorf("already in the dataset: %s exists", t.final))

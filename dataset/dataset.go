@@ -16,6 +16,7 @@
 //	DIR/generic/T.parquet                              events nothing describes, decode errors
 //	DIR/stacks/T.parquet                               each distinct stack of a trace, once
 //	DIR/traces/T.parquet                               one row per trace
+//	DIR/_clrevents_traces/ID                           a trace's identity (see below), holding its name
 //	DIR/_clrevents_tmp/                                writers' staging folder, while they run
 //
 // P is the provider's name (Microsoft-Windows-DotNETRuntime), E the
@@ -29,7 +30,13 @@
 // (Microsoft-Windows-Kernel-File/id12_v1); T the trace's file name
 // plus a hash of the name the trace was given by
 // (gc.nettrace-1f2e3d4c5b6a7988.parquet): stable, so that adding a trace
-// twice is an error instead of a duplicate. Each version of an event is its
+// twice is an error instead of a duplicate. A trace given another name (a
+// copy, another spelling of its path, a copy cut short) is found by its
+// identity instead: ID is a hash of what the trace says of itself (its
+// format, start, clock, process) and of its first 64 events, and the
+// file holds the name the trace was added by, which the error names.
+// (Datasets written before identities were kept have none for their
+// traces.) Each version of an event is its
 // own table, because versions add columns; engines read the versions
 // together by name (DuckDB: read_parquet('DIR/events/*/event=GCStart*/*.parquet',
 // union_by_name=true)), with NULL for the columns an older version lacks.
@@ -493,6 +500,7 @@ type traceWriter struct {
 	// recent remembers the stacks looked up last by where the reader
 	// had them (see stackID).
 	recent [64]recentStack
+	id     identity // the trace's identity (identity.go)
 }
 
 // recentStack is a stack looked up: where its frames were, its bytes (a
@@ -567,9 +575,24 @@ func (tw *traceWriter) write(ctx context.Context, src *trace.Reader) (Stats, err
 		if err := tw.event(e, seq, &st); err != nil {
 			return st, err
 		}
+		if seq < identityEvents {
+			tw.id.event(e)
+		}
 		seq++
+		if seq == identityEvents {
+			// Known now: a trace in the dataset already fails here,
+			// not after the rest of it is written.
+			if err := tw.id.make(tw.d.dir, src.Info()); err != nil {
+				return st, err
+			}
+		}
 	}
 	info := src.Info()
+	if seq < identityEvents {
+		if err := tw.id.make(tw.d.dir, info); err != nil {
+			return st, err
+		}
+	}
 	t := traces
 	t.begin()
 	t.Bytes([]byte(tw.name))

@@ -60,12 +60,12 @@ func writeSmall(t *testing.T, d *Dataset, ctx context.Context) (Stats, error) {
 	return d.WriteTrace(ctx, small, src)
 }
 
-// files lists the files under dir but the marker and the staging
-// folder.
+// files lists the files under dir but the marker, the staging folder and
+// the traces' identities: the tables' files.
 func files(t *testing.T, dir string) []string {
 	var out []string
 	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && fi.IsDir() && fi.Name() == tempDirName {
+		if err == nil && fi.IsDir() && (fi.Name() == tempDirName || fi.Name() == IdentityDir) {
 			return filepath.SkipDir
 		}
 		if err == nil && !fi.IsDir() && fi.Name() != MarkerFile {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -756,14 +757,16 @@ func TestParquetFailures(t *testing.T) {
 	}
 }
 
-// checkpointTrace is a copy of a small trace under a new name.
+// checkpointTrace is a copy, under a new name, of a small trace that the
+// runs above do not add (a copy of one they add is that trace, which a
+// dataset refuses).
 func checkpointTrace(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("../../testdata/traces/eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip")
+	b, err := os.ReadFile("../../testdata/traces/eventpipe-dotnetcore2.1-linux-x64-tracelogging.netperf.zip")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(t.TempDir(), "copy.nettrace.zip")
+	p := filepath.Join(t.TempDir(), "copy.netperf.zip")
 	if err := os.WriteFile(p, b, 0o666); err != nil {
 		t.Fatal(err)
 	}
@@ -798,7 +801,8 @@ func TestParquetAppendFailure(t *testing.T) {
 	// Only the trace's files and the folders that hold them are new.
 	after = treeOf(t, dir)
 	for k := range after {
-		if strings.HasSuffix(k, "/"+dataset.FileName(sampleTrace)) && before[k] == "" {
+		if id, _ := os.ReadFile(filepath.Join(dir, k)); path.Dir(k) == dataset.IdentityDir && string(id) == sampleTrace+"\n" ||
+			strings.HasSuffix(k, "/"+dataset.FileName(sampleTrace)) && before[k] == "" {
 			for p := k; p != "."; p = path.Dir(p) {
 				if before[p] == "" {
 					delete(after, p)
@@ -990,6 +994,23 @@ func TestParquetSignal(t *testing.T) {
 	checkReport(t, dir, stderr.String(), names, written)
 }
 
+// startedLater returns a NetTrace V4 trace that started ms milliseconds
+// (and up to a second) later than b: another trace to a dataset, whose
+// identity hashes its start. The Trace object's content begins with its
+// start, a SYSTEMTIME, whose last field is the milliseconds.
+func startedLater(t *testing.T, b []byte, ms int) []byte {
+	t.Helper()
+	hdr := []byte("\x05\x00\x00\x00Trace\x06")
+	i := bytes.Index(b, hdr)
+	if i < 0 {
+		t.Fatal("no Trace object")
+	}
+	b = bytes.Clone(b)
+	at := i + len(hdr) + 14
+	binary.LittleEndian.PutUint16(b[at:], uint16((int(binary.LittleEndian.Uint16(b[at:]))+ms)%1000))
+	return b
+}
+
 // TestParquetKill: the command killed outright (SIGKILL) while writing,
 // then run again with -append over the same traces: the second run
 // clears what the first left, and afterwards every trace is in the
@@ -1004,7 +1025,7 @@ func TestParquetKill(t *testing.T) {
 	var names []string
 	for i := range 16 {
 		p := filepath.Join(tdir, fmt.Sprintf("k%02d.nettrace", i))
-		if err := os.WriteFile(p, src, 0o666); err != nil {
+		if err := os.WriteFile(p, startedLater(t, src, i), 0o666); err != nil {
 			t.Fatal(err)
 		}
 		names = append(names, p)
