@@ -15,6 +15,7 @@
 //	DIR/events/provider=P/event=E/T.parquet           one table per event type
 //	DIR/generic/T.parquet                              events nothing describes, decode errors
 //	DIR/stacks/T.parquet                               each distinct stack of a trace, once
+//	DIR/event_stacks/T.parquet                         an ETW log's events' stacks walked after them
 //	DIR/traces/T.parquet                               one row per trace
 //	DIR/_clrevents_traces/ID                           a trace's identity (see below), holding its name
 //	DIR/_clrevents_tmp/                                writers' staging folder, while they run
@@ -53,7 +54,8 @@
 // trace does not record them), payload_size, activity and
 // related_activity (UUID, NULL when zero), stack_id (the event's stack:
 // a key of the stacks table with the same trace; NULL when the event has
-// none), extra (payload bytes past the template, NULL when none). The payload's fields follow in template
+// none, or when, in an ETW log, its stack was walked after it: see
+// event_stacks), extra (payload bytes past the template, NULL when none). The payload's fields follow in template
 // order, flattened as clrimpl/columns.go describes: integers by width and
 // sign (Parquet INT(bits, signed)), pointers as UINT64, booleans, GUIDs
 // as UUID, strings as UTF-8, a map-bound field as its number plus
@@ -65,6 +67,16 @@
 // instruction pointers innermost first as a LIST of UINT64. Events share
 // stacks (a trace of a million samples has thousands of stacks), so a row
 // per event or per frame would be most of the dataset.
+//
+// The event_stacks table gives the stacks of an ETW log's events that the
+// kernel or the runtime walked after logging them (CPU samples, the
+// runtime's allocation ticks, exceptions, lock waits, disk I/O, …):
+// trace, seq (the event's) and stack_id (a key of the stacks table). Such
+// a stack is known only once the walks that follow the event, up to the
+// log's end, have been read, after the event's row was written: join on
+// trace and seq (coalesce(e.stack_id, w.stack_id)). A kernel walk names
+// its event by its time and thread, so events logged together get the
+// same stack.
 //
 // The tables of described events have the same header, then the
 // description's fields flattened by the same rules (the Columns of the
@@ -108,7 +120,8 @@
 // the most writes them out as a row group (so a busy table's row groups
 // are smaller than RowGroupRows), and the row groups' metadata beyond
 // 64 KiB a table wait in a file beside it until the footer. The memory of
-// a trace does not grow with its size.
+// a trace does not grow with its size, but for an ETW log's: its stack
+// walks, and 24 bytes an event until they are matched at its end.
 //
 // # Writing, failures and interrupts
 //
@@ -408,7 +421,10 @@ type Stats struct {
 	Events       int64 // rows in event and generic tables
 	DecodeErrors int64 // events that did not decode (rows of generic with an error)
 	Stacks       int64 // rows in the stacks table: distinct stacks
-	Tables       int   // files written
+	// WalkedStacks counts rows in the event_stacks table: events of an
+	// ETW log whose stacks were walked after them (walked.go).
+	WalkedStacks int64
+	Tables       int // files written
 	// Undecoded is nil, or an error that names the first few events that
 	// did not decode and counts them (trace.ErrUndecoded).
 	Undecoded error
@@ -501,6 +517,7 @@ type traceWriter struct {
 	// had them (see stackID).
 	recent [64]recentStack
 	id     identity // the trace's identity (identity.go)
+	walks  *walks   // an ETW log's stack walks (walked.go); nil for other formats
 }
 
 // recentStack is a stack looked up: where its frames were, its bytes (a
@@ -536,6 +553,9 @@ func (tw *traceWriter) write(ctx context.Context, src *trace.Reader) (Stats, err
 	}
 	if tw.stacks, err = tw.newTable([]string{"stacks"}, "stacks", stacksColumns); err != nil {
 		return st, err
+	}
+	if src.Format() == trace.ETL {
+		tw.walks = new(walks)
 	}
 	var seq int64
 	for {
@@ -575,6 +595,9 @@ func (tw *traceWriter) write(ctx context.Context, src *trace.Reader) (Stats, err
 		if err := tw.event(e, seq, &st); err != nil {
 			return st, err
 		}
+		if tw.walks != nil {
+			tw.walks.add(e, seq)
+		}
 		if seq < identityEvents {
 			tw.id.event(e)
 		}
@@ -585,6 +608,11 @@ func (tw *traceWriter) write(ctx context.Context, src *trace.Reader) (Stats, err
 			if err := tw.id.make(tw.d.dir, src.Info()); err != nil {
 				return st, err
 			}
+		}
+	}
+	if tw.walks != nil {
+		if err := tw.writeWalked(&st); err != nil {
+			return st, err
 		}
 	}
 	info := src.Info()
