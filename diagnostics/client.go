@@ -376,9 +376,9 @@ func (s *Session) Read(p []byte) (int, error) {
 	if err != nil && err != io.EOF {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			err = fmt.Errorf("process %d: session %d: %w: the stream did not end before the stop deadline (%d bytes read)", s.client.pid, s.ID, ErrDrainTimeout, s.BytesRead())
+			err = fmt.Errorf("process %d: session %#x: %w: the stream did not end before the stop deadline (%d bytes read)", s.client.pid, s.ID, ErrDrainTimeout, s.BytesRead())
 		} else if errors.Is(err, net.ErrClosed) {
-			err = fmt.Errorf("process %d: session %d: %w", s.client.pid, s.ID, err)
+			err = fmt.Errorf("process %d: session %#x: %w", s.client.pid, s.ID, err)
 		}
 	}
 	return n, err

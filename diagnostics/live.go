@@ -12,6 +12,6 @@ import (
 // trace.Reader.Dropped counts the events the runtime dropped. Read until
 // io.EOF; after Stop, the rundown arrives and the stream ends.
 func (s *Session) Reader(opts ...trace.Option) (*trace.Reader, error) {
-	name := fmt.Sprintf("process %d session %d", s.client.pid, s.ID)
+	name := fmt.Sprintf("process %d session %#x", s.client.pid, s.ID)
 	return trace.NewReader(s, append([]trace.Option{trace.WithName(name)}, opts...)...)
 }

@@ -603,6 +603,28 @@ func TestContainerProcess(t *testing.T) {
 	}
 }
 
+// TestWindowProcessExits: a process that exits during a profile window
+// gives the profile of what was recorded until then, its duration the
+// time recorded, not an error that throws the samples away.
+func TestWindowProcessExits(t *testing.T) {
+	h := newHost(t)
+	h.start(700002, &simruntime.Workload{})
+	s := serve(t, h, monitor.Options{CounterInterval: 0.2}, monitor.Access{})
+	attached(t, s, 700002)
+	time.AfterFunc(time.Second, func() { h.exit(700002) })
+	code, b := get(t, s.url+"/debug/pprof/profile?pid=700002&seconds=5")
+	if code != 200 {
+		t.Fatalf("%d %s", code, b)
+	}
+	p, names := functions(t, b)
+	if len(p.Sample) == 0 || !strings.Contains(names, "Sim.App.Worker.Compute") {
+		t.Errorf("%d samples; functions:\n%s", len(p.Sample), names)
+	}
+	if d := time.Duration(p.DurationNanos); d < 500*time.Millisecond || d > 4*time.Second {
+		t.Errorf("the window's profile lasts %v; the process exited after about 1 s of 5", d)
+	}
+}
+
 // TestComeAndGo: a process that appears is attached within a few polls;
 // one that exits is detached and its series go; one that restarts under
 // the same PID is attached again.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/clrgo/clrevents/diagnostics"
@@ -52,7 +53,9 @@ func (m *Monitor) acquire(pid int) (*proc, error) {
 // session of its own, without a rundown: its stacks resolve through the
 // process's code map, primed at attach and kept current by the monitoring
 // session. It returns ErrNotMonitored, ErrBusy (a window is running), or
-// the session's error; ctx ends the window early.
+// the session's error; ctx ends the window early. A window whose stream
+// is cut short (the process exited) is the profile of what was recorded,
+// its duration the time recorded, and no error.
 func (m *Monitor) Profile(ctx context.Context, pid int, k profile.Kind, d time.Duration, w io.Writer) error {
 	if k != profile.CPU && k != profile.Alloc && k != profile.Contention {
 		return fmt.Errorf("monitor: no %v profile", k)
@@ -78,7 +81,12 @@ func (m *Monitor) Profile(ctx context.Context, pid int, k profile.Kind, d time.D
 	})
 	if err != nil {
 		m.errs[stageWindow].Add(1)
-		return fmt.Errorf("process %d: %w", pid, err)
+		if b == nil || !errors.Is(err, io.ErrUnexpectedEOF) {
+			return procErr(pid, err)
+		}
+		// The stream was cut short (the process exited): what was
+		// recorded is the profile, its duration the time recorded.
+		m.logf("process %d: the %v window ended after %v, its stream cut short (the process exited?): %v", pid, k, time.Since(start).Round(time.Millisecond), err)
 	}
 	// The code map is the monitoring session's too: resolve and write
 	// under its lock, to memory, and send after.
@@ -87,7 +95,7 @@ func (m *Monitor) Profile(ctx context.Context, pid int, k profile.Kind, d time.D
 	err = writeWindow(&buf, b, o, start)
 	p.symMu.Unlock()
 	if err != nil {
-		return fmt.Errorf("process %d: %w", pid, err)
+		return procErr(pid, err)
 	}
 	_, err = buf.WriteTo(w)
 	return err
@@ -131,7 +139,7 @@ func (m *Monitor) Trace(ctx context.Context, pid int, profileName, providers str
 	cancel()
 	if err != nil {
 		m.errs[stageWindow].Add(1)
-		return fmt.Errorf("process %d: %w", pid, err)
+		return procErr(pid, err)
 	}
 	defer s.Close()
 	cancelStop := m.stopAfter(ctx, s, d)
@@ -145,4 +153,13 @@ func (m *Monitor) Trace(ctx context.Context, pid int, profileName, providers str
 		return fmt.Errorf("process %d: after %d bytes: %w", pid, res.N, res.Err)
 	}
 	return nil
+}
+
+// procErr names process pid in err, unless err begins with it (a
+// session's errors name the process and the session).
+func procErr(pid int, err error) error {
+	if strings.HasPrefix(err.Error(), fmt.Sprintf("process %d ", pid)) || strings.HasPrefix(err.Error(), fmt.Sprintf("process %d:", pid)) {
+		return err
+	}
+	return fmt.Errorf("process %d: %w", pid, err)
 }
