@@ -121,9 +121,21 @@ import (
 type Kind uint8
 
 const (
+	// CPU is where threads spent their time: from an ETW log, the
+	// kernel's CPU samples; from an EventPipe trace, the runtime's
+	// samples of every managed thread, running or waiting (thread time).
 	CPU Kind = iota
+	// Alloc is where memory was allocated: the runtime's allocation
+	// ticks (GCAllocationTick, about one every 100 KB; .NET 10's
+	// AllocationSampled), as objects and bytes, each stack ending in the
+	// type allocated.
 	Alloc
+	// Contention is where threads waited for locks: the runtime's
+	// ContentionStart and ContentionStop events, as waits and the time
+	// waited.
 	Contention
+	// Exception is where exceptions were thrown, each stack ending in the
+	// exception's type.
 	Exception
 )
 

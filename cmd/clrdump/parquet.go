@@ -81,6 +81,10 @@ func (p *parquetFlags) run(fs *flag.FlagSet, format string, rd reading, stderr i
 			return exitUsage
 		}
 	}
+	if p.rowGroup < 1 {
+		fmt.Fprintf(stderr, "clrdump: -rowgroup %d: want a number of rows, at least 1\n", p.rowGroup)
+		return exitUsage
+	}
 	out := fs.Lookup("o").Value.String() // -o is shared with -profile (profile.go)
 	if out == "" || fs.NArg() == 0 {
 		fmt.Fprintf(stderr, "usage: clrdump -format parquet -o DIR [-append] TRACE...\n")

@@ -712,8 +712,14 @@ func TestParquetBadPaths(t *testing.T) {
 		{[]string{gcETL, missing, small}, exitError, "missing.nettrace: no such file"},
 		{[]string{gcETL, t.TempDir()}, exitError, "is a directory"},
 		{[]string{gcETL, small, gcETL}, exitUsage, "given twice"},
+		{[]string{"-rowgroup", "0", gcETL}, exitUsage, "-rowgroup 0: want a number of rows, at least 1"},
+		{[]string{"-rowgroup", "-5", gcETL}, exitUsage, "-rowgroup -5: want a number of rows"},
 	} {
-		errs, code := parquetRun(t, &parquetFlags{}, append([]string{"-o", dir}, c.args...)...)
+		args := append([]string{"-o", dir}, c.args...)
+		if c.args[0] == "-rowgroup" { // flags before -o's trace arguments
+			args = append(c.args[:2:2], append([]string{"-o", dir}, c.args[2:]...)...)
+		}
+		errs, code := parquetRun(t, &parquetFlags{}, args...)
 		if code != c.code || !strings.Contains(errs, c.msg) {
 			t.Errorf("%v: exit %d, %q; want %d and %q", c.args, code, errs, c.code, c.msg)
 		}

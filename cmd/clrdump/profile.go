@@ -50,8 +50,12 @@ func addProfileFlags(fs *flag.FlagSet) *profileFlags {
 // when -profile was not given.
 func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, rd reading, stdin io.Reader, stdout, stderr io.Writer) int {
 	if pf.kind == "" {
-		if pf.out != "" || pf.managedOnly {
-			fmt.Fprintf(stderr, "clrdump: -o and -managed-only go with -profile\n")
+		switch {
+		case pf.managedOnly:
+			fmt.Fprintf(stderr, "clrdump: -managed-only goes with -profile cpu\n")
+			return exitUsage
+		case pf.out != "":
+			fmt.Fprintf(stderr, "clrdump: -o goes with -profile, -report or -format parquet (the events themselves go to standard output)\n")
 			return exitUsage
 		}
 		return -1
