@@ -234,7 +234,9 @@ func (r *Reader) noteKernel(e *Event) {
 // thread's process from the trace's Thread events before it (noteKernel);
 // a stack walk's and a Thread event's from their payloads; an Image or
 // Process event's process from its payload, with no thread but for an
-// Image Load (the loading thread, from the header); a disk I/O's and a
+// Image Load (the loading thread, from the header); a process's counters'
+// (Process/PerfCtr and PerfCtrRundown) and a service's (SystemConfig/
+// Services, whose thread is the header's) from their payloads; a disk I/O's and a
 // hard fault's thread from their payloads and its process from the Thread
 // events; a TcpIp or UdpIp event's process from its payload, with no
 // thread. ok is false for other events, which keep their header's.
@@ -265,6 +267,16 @@ func (e *Event) kernelIDs() (pid, tid int64, ok bool) {
 		return int64(f.ProcessID), tid, true
 	case kernelevents.ProcessEvent:
 		return int64(v.ProcessFields().ProcessID), -1, true
+	case kernelevents.ProcessCountersEvent:
+		return int64(v.ProcessCountersFields().ProcessID), -1, true
+	case *kernelevents.SystemConfigServicesV2:
+		// The service's process; the thread is the header's (the
+		// logging session's rundown).
+		tid := int64(-1)
+		if e.et.ThreadID != 0xFFFFFFFF {
+			tid = int64(e.et.ThreadID)
+		}
+		return int64(v.ProcessID), tid, true
 	case kernelevents.DiskIOEvent:
 		if f := v.DiskIOFields(); f.HasIssuingThreadId {
 			return threadsProcess(f.IssuingThreadId)

@@ -14,8 +14,8 @@ import (
 
 // TestKernelIDsBaseline: the names, processes and threads of the 4.5.2
 // trace's kernel events that package etl parses agree with TraceEvent's
-// baseline lines (PerfInfo/Sample, Thread, Image and Process events, disk
-// I/O, hard faults, TCP and UDP), and
+// baseline lines (PerfInfo/Sample, Thread, Image and Process events, the
+// processes' counters, disk I/O, hard faults, TCP and UDP, services), and
 // the kernel's and KernelTraceControl's events have TraceEvent's names, in
 // TraceEvent's numbers.
 func TestKernelIDsBaseline(t *testing.T) {
@@ -66,13 +66,10 @@ func TestKernelIDsBaseline(t *testing.T) {
 			continue
 		}
 		switch task, _, _ := strings.Cut(b.Name, "/"); {
-		case b.Name == "PerfInfo/Sample", b.Name == "Memory/HardFault", task == "Thread", task == "Image", task == "Process",
+		case b.Name == "PerfInfo/Sample", b.Name == "Memory/HardFault", b.Name == "SystemConfig/Services", task == "Thread", task == "Image", task == "Process",
 			task == "TcpIp", task == "UdpIp", task == "DiskIO" && b.Name != "DiskIO/FlushBuffers":
 		default:
 			continue
-		}
-		if b.Name == "Process/PerfCtr" || b.Name == "Process/PerfCtrRundown" {
-			continue // not parsed: the header's IDs
 		}
 		checked++
 		lines++
