@@ -817,3 +817,32 @@ func TestCutShortCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestLostAtThreadStart: damage that takes a thread's first events (16
+// bytes of 0xff in the 3.0 trace's block at 2,499,205, whose skipped rest
+// holds thread 11936's events 1 to 109, its first) counts them as lost:
+// the thread's first event after it is its 110th, and a session numbers
+// each thread's events from 1. The events read and the events lost add up
+// to the intact trace's, which before came 109 short.
+func TestLostAtThreadStart(t *testing.T) {
+	data := bytes.Clone(loadTrace(t, "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"))
+	_, whole, err := readToEnd(data, FileOrder)
+	if err != io.EOF {
+		t.Fatal(err)
+	}
+	copy(data[2500000:], bytes.Repeat([]byte{0xff}, 16))
+	for _, o := range []Order{FileOrder, TimeOrder} {
+		r, n, err := readToEnd(data, o)
+		var de *DamageError
+		if !errors.As(err, &de) {
+			t.Fatalf("%v: %v", o, err)
+		}
+		var lost int64
+		for _, d := range r.Damage() {
+			lost += d.Events
+		}
+		if int64(n)+lost != int64(whole) || r.Dropped() != 0 {
+			t.Errorf("%v: %d events read and %d lost, %d dropped; the intact trace has %d", o, n, lost, r.Dropped(), whole)
+		}
+	}
+}

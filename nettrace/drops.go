@@ -57,8 +57,18 @@ func (d *dropCounter) next(th uint64, seq uint32) bool {
 }
 
 // event notes an event of capture thread th with sequence number seq.
+//
+// A thread first seen after damage (before V6, which declares threads)
+// whose first number is above 1 had its first events in the damage: a
+// session numbers each thread's events from 1, and a thread of events
+// before the damage, or one a sequence point listed, would have been seen.
 func (d *dropCounter) event(th uint64, seq uint32) {
 	if !d.have || th != d.cur {
+		if d.epoch > 0 && !d.v6 && seq > 1 && d.lost != nil {
+			if _, seen := d.seqs[th]; !seen {
+				d.lost(int64(seq - 1))
+			}
+		}
 		d.switchTo(th, seq-1)
 	}
 	d.gap(d.curSeq, seq-1)
