@@ -53,9 +53,13 @@ type Listener struct {
 
 	mu       sync.Mutex
 	runtimes map[clrimpl.GUID]*reverseRuntime
-	fresh    chan *Client
-	err      error
-	done     chan struct{}
+	// fresh are the runtimes not yet accepted, in the order they first
+	// connected (a runtime waiting at startup waits for Accept, so none
+	// may be dropped); ready wakes an Accept when one is added.
+	fresh []*Client
+	ready chan struct{}
+	err   error
+	done  chan struct{}
 }
 
 type reverseRuntime struct {
@@ -76,7 +80,7 @@ func Listen(addr string) (*Listener, error) {
 		return nil, err
 	}
 	l := &Listener{ln: ln, addr: addr, runtimes: map[clrimpl.GUID]*reverseRuntime{},
-		fresh: make(chan *Client, 16), done: make(chan struct{})}
+		ready: make(chan struct{}, 1), done: make(chan struct{})}
 	go l.serve()
 	return l, nil
 }
@@ -137,9 +141,12 @@ func (l *Listener) advertised(c net.Conn) {
 				return nil, fmt.Errorf("listener on %s closed", l.addr)
 			}
 		}}
+		l.mu.Lock()
+		l.fresh = append(l.fresh, cl)
+		l.mu.Unlock()
 		select {
-		case l.fresh <- cl:
-		default:
+		case l.ready <- struct{}{}:
+		default: // an Accept will find it
 		}
 	}
 }
@@ -148,18 +155,27 @@ func (l *Listener) advertised(c net.Conn) {
 // client for it. A runtime waiting at startup (suspend mode) goes on after
 // Client.ResumeRuntime.
 func (l *Listener) Accept(ctx context.Context) (*Client, error) {
-	select {
-	case c := <-l.fresh:
-		return c, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-l.done:
+	for {
 		l.mu.Lock()
-		defer l.mu.Unlock()
-		if errors.Is(l.err, net.ErrClosed) {
-			return nil, fmt.Errorf("listener on %s closed", l.addr)
+		if len(l.fresh) > 0 {
+			c := l.fresh[0]
+			l.fresh = l.fresh[1:]
+			l.mu.Unlock()
+			return c, nil
 		}
-		return nil, l.err
+		l.mu.Unlock()
+		select {
+		case <-l.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-l.done:
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if errors.Is(l.err, net.ErrClosed) {
+				return nil, fmt.Errorf("listener on %s closed", l.addr)
+			}
+			return nil, l.err
+		}
 	}
 }
 

@@ -344,6 +344,34 @@ func TestReverse(t *testing.T) {
 	}
 }
 
+// TestReverseManyWaiting: runtimes that connect while nobody accepts
+// (more than any queue's worth, 20) are each accepted later, none dropped:
+// a runtime started suspended waits at startup until a client resumes it.
+func TestReverseManyWaiting(t *testing.T) {
+	addr := filepath.Join(shortTempDir(t), "port.sock")
+	l, err := Listen(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	const n = 20
+	for i := range n {
+		sim := simNoListen(t, simruntime.Config{PID: 1000 + i, Cookie: [16]byte{byte(i + 1)}, OS: "Linux"})
+		sim.Advertise(addr)
+	}
+	seen := map[int]bool{}
+	for range n {
+		cl, err := l.Accept(ctx(t))
+		if err != nil {
+			t.Fatalf("after %d runtimes: %v", len(seen), err)
+		}
+		seen[cl.PID()] = true
+	}
+	if len(seen) != n {
+		t.Errorf("%d distinct runtimes accepted of %d", len(seen), n)
+	}
+}
+
 func simNoListen(t *testing.T, cfg simruntime.Config) *simruntime.Server {
 	s, err := simruntime.Start(shortTempDir(t), cfg)
 	if err != nil {
