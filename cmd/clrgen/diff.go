@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"sort"
+	"strings"
 
+	"github.com/clrgo/clrevents/gen"
 	"github.com/clrgo/clrevents/schema"
 )
 
@@ -15,7 +19,8 @@ var diffCommand = &command{
 }
 
 // runDiff prints what changed from OLD to NEW, grouped by provider and
-// section. Like diff(1), it exits 0 when the inputs describe the same
+// section, then what that does to the Go package generate makes of them
+// (writeAPIDiff). Like diff(1), it exits 0 when the inputs describe the same
 // events, 1 when they differ and 2 when an input fails to load or the
 // command line is wrong.
 func runDiff(c *command, args []string, stdout, stderr io.Writer) int {
@@ -41,6 +46,10 @@ func runDiff(c *command, args []string, stdout, stderr io.Writer) int {
 		inputError(stderr, err)
 		return exitTrouble
 	}
+	if err := writeAPIDiff(&buf, fs.Arg(0), fs.Arg(1)); err != nil {
+		inputError(stderr, err)
+		return exitTrouble
+	}
 	if _, err := stdout.Write(buf.Bytes()); err != nil {
 		inputError(stderr, err)
 		return exitTrouble
@@ -49,4 +58,77 @@ func runDiff(c *command, args []string, stdout, stderr io.Writer) int {
 		return exitDiffer
 	}
 	return exitOK
+}
+
+// writeAPIDiff writes what regenerating from newPath instead of oldPath
+// does to the names of the package generate makes, with its built-in
+// overrides (gen.API): the names that go, which break code that uses
+// them; the names that stand for something else, which code still
+// compiles with and which then do another thing (an event type that
+// decodes another event, a field of another type, a constant of another
+// value); and how many are new. Nothing when the names stand as they
+// were.
+func writeAPIDiff(w io.Writer, oldPath, newPath string) error {
+	api := func(path string) (map[string]string, error) {
+		m, _, err := gen.LoadWith(gen.LoadConfig{Schema: path, Overrides: gen.BuiltinOverrides})
+		if err != nil {
+			return nil, err
+		}
+		return gen.API(m)
+	}
+	oldAPI, err := api(oldPath)
+	if err != nil {
+		return err
+	}
+	newAPI, err := api(newPath)
+	if err != nil {
+		return err
+	}
+	var gone, changed, added []string
+	for name, was := range oldAPI {
+		now, ok := newAPI[name]
+		switch {
+		case !ok:
+			gone = append(gone, fmt.Sprintf("  - %s: %s\n", name, was))
+		case now != was:
+			changed = append(changed, fmt.Sprintf("  ~ %s: %s, now %s\n", name, was, now))
+		}
+	}
+	for name := range newAPI {
+		if _, ok := oldAPI[name]; !ok {
+			added = append(added, name)
+		}
+	}
+	if len(gone)+len(changed)+len(added) == 0 {
+		return nil
+	}
+	sort.Strings(gone)
+	sort.Strings(changed)
+	sort.Strings(added)
+	fmt.Fprintf(w, "Go names (as generate makes them, with the built-in overrides):\n")
+	if len(gone) > 0 {
+		fmt.Fprintf(w, "%d gone: code that uses them no longer compiles\n", len(gone))
+		io.WriteString(w, strings.Join(gone, ""))
+	}
+	if len(changed) > 0 {
+		fmt.Fprintf(w, "%d that stand for something else: code that uses them compiles, and does another thing\n", len(changed))
+		io.WriteString(w, strings.Join(changed, ""))
+	}
+	if len(added) > 0 {
+		// The new types and constants by name, not their fields.
+		var top []string
+		for _, n := range added {
+			if !strings.Contains(n, ".") {
+				top = append(top, n)
+			}
+		}
+		const most = 24
+		more := ""
+		if len(top) > most {
+			more = fmt.Sprintf(", and %d more", len(top)-most)
+			top = top[:most]
+		}
+		fmt.Fprintf(w, "%d new (fields included): %s%s\n", len(added), strings.Join(top, ", "), more)
+	}
+	return nil
 }

@@ -1,0 +1,65 @@
+package gen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/clrgo/clrevents/schema"
+)
+
+// API lists the exported names Generate makes for m, each with what it
+// stands for: an event type, the event it decodes (provider, ID, version
+// and symbol); an event type's field, its wire type, its enum and whether
+// it is an array; an enum type, its underlying type; an enum's or a
+// keyword's constant, its value. Two lists tell what regenerating from
+// another manifest does to code that uses the package: a name that goes
+// breaks it, and a name that stands for something else (an event type
+// that decodes another event, a field of another type) changes what it
+// does while it still compiles (clrgen diff prints them).
+func API(m *schema.Model) (map[string]string, error) {
+	ir, err := buildIR(m)
+	if err != nil {
+		return nil, err
+	}
+	api := map[string]string{}
+	for _, p := range ir.providers {
+		for _, k := range p.keywords {
+			api[k.goName] = fmt.Sprintf("keyword %#x of %s", k.value, p.lp.Name)
+		}
+		for _, mp := range p.maps {
+			api[mp.goType] = "enum of " + mp.under
+			for _, e := range mp.entries {
+				api[e.goName] = fmt.Sprintf("%s(%d)", mp.goType, e.value)
+			}
+		}
+		for _, ev := range p.events {
+			le := ev.le
+			api[ev.goName] = fmt.Sprintf("%s event %d v%d (%s)", p.lp.Name, le.Value, le.Version, le.Symbol)
+			if ev.scope != nil {
+				apiFields(api, ev.goName, ev.scope)
+			}
+		}
+	}
+	return api, nil
+}
+
+// apiFields adds a scope's fields, as owner.Field.
+func apiFields(api map[string]string, owner string, s *scopeIR) {
+	for _, f := range s.fields {
+		var b strings.Builder
+		if f.lf.Count.Set {
+			b.WriteString("array of ")
+		}
+		switch {
+		case f.elem != nil:
+			b.WriteString(f.elem.goName)
+			apiFields(api, f.elem.goName, f.elem.scope)
+		default:
+			b.WriteString(f.lf.Kind.String())
+		}
+		if f.enum != nil {
+			b.WriteString(" as " + f.enum.goType)
+		}
+		api[owner+"."+f.goName] = b.String()
+	}
+}
