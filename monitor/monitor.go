@@ -27,10 +27,13 @@
 // Options.RuntimeLevel says Verbose, which adds allocation ticks and JIT
 // compile times) and System.Runtime's EventCounters, without stacks or
 // rundown. At attach, a second short session is stopped at once for its
-// rundown, which lists the methods compiled before: with the monitoring
-// session's method loads it keeps the process's code map current, so a
-// profile window needs no rundown of its own and names the methods its
-// stacks run through. A window (profile or trace) is a session of its own
+// rundown, which lists the methods compiled before; the runtime names the
+// methods it compiles from then on (MethodLoadVerbose) only to a session
+// that has its provider at Verbose, so below Verbose a third session, of
+// the JIT and loader keywords alone at Verbose, names them (at Verbose the
+// monitoring session's method loads do). Together they keep the process's
+// code map current, so a profile window needs no rundown of its own and
+// names the methods its stacks run through. A window (profile or trace) is a session of its own
 // for its duration; one window per process at a time (409 otherwise).
 //
 // # Bounds
@@ -47,6 +50,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -297,6 +301,17 @@ func (m *Monitor) monitorConfig() diagnostics.SessionConfig {
 	return c
 }
 
+// namesConfig is the session that names the methods compiled after
+// attach when the monitoring session is below Verbose: the runtime names
+// a method in its load event (MethodLoadVerbose) only when the runtime
+// provider is at Verbose, which for the monitoring session's keywords
+// would add an allocation tick every 100 KB allocated; this session asks
+// for the JIT and loader keywords alone at Verbose.
+var namesConfig = diagnostics.SessionConfig{
+	Providers: []diagnostics.Provider{{Name: diagnostics.RuntimeProvider, Keywords: diagnostics.KeywordJit | diagnostics.KeywordLoader, Level: diagnostics.LevelVerbose}},
+	NoStacks:  true, BufferMB: 16,
+}
+
 // primeConfig is the session stopped at once for its rundown.
 var primeConfig = diagnostics.SessionConfig{
 	Providers: []diagnostics.Provider{{Name: diagnostics.RuntimeProvider, Keywords: diagnostics.KeywordLoader, Level: diagnostics.LevelInformational}},
@@ -359,19 +374,31 @@ func (m *Monitor) watch(ctx context.Context, p *proc) {
 	}()
 	defer close(stopped)
 
-	// Prime the code map from a rundown while the stream is read.
+	// Prime the code map from a rundown while the stream is read, and
+	// below Verbose name the methods compiled from now on in a session
+	// of their own (namesConfig), which then keeps the map.
 	m.wg.Add(1)
 	go m.prime(ctx, p)
+	names := m.o.RuntimeLevel < diagnostics.LevelVerbose
+	if names {
+		m.wg.Add(1)
+		go m.names(ctx, p)
+	}
 
 	for {
 		e, err := r.Next()
 		if err != nil {
-			if err != io.EOF && ctx.Err() == nil {
-				// A process that exits ends the stream without its end.
+			switch {
+			case err != io.EOF && ctx.Err() == nil && m.exited(p):
+				// A process that exits ends the stream without its
+				// end: no error of ours.
+				p.setState(StateDetached, nil)
+				m.logf("process %d (%s): detached: the process exited", p.pid, p.name)
+			case err != io.EOF && ctx.Err() == nil:
 				m.errs[stageStream].Add(1)
 				p.setState(StateDetached, err)
-				m.logf("process %d (%s): detached: the stream ended early (the process exited?): %v", p.pid, p.name, err)
-			} else {
+				m.logf("process %d (%s): detached: the stream ended early, the process still answering: %v", p.pid, p.name, err)
+			default:
 				p.setState(StateDetached, nil)
 				m.logf("process %d (%s): detached", p.pid, p.name)
 			}
@@ -379,7 +406,7 @@ func (m *Monitor) watch(ctx context.Context, p *proc) {
 			return
 		}
 		p.events.Add(1)
-		if symbols.IsCodeEvent(e.Name()) {
+		if !names && symbols.IsCodeEvent(e.Name()) {
 			p.symMu.Lock()
 			p.sym.Add(e)
 			p.symMu.Unlock()
@@ -404,6 +431,33 @@ func (m *Monitor) prime(ctx context.Context, p *proc) {
 	if err != nil && ctx.Err() == nil {
 		m.errs[stagePrime].Add(1)
 		m.logf("process %d (%s): the rundown at attach failed (frames compiled before may not resolve): %v", p.pid, p.name, err)
+	}
+}
+
+// exited reports whether p no longer answers on its diagnostics
+// channel, as a process that has exited.
+func (m *Monitor) exited(p *proc) bool {
+	c, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err := p.cl.ProcessInfo(c)
+	return err != nil
+}
+
+// names feeds p's code map with the methods compiled and the modules
+// loaded while p is monitored, named (namesConfig), until ctx ends or the
+// process does.
+func (m *Monitor) names(ctx context.Context, p *proc) {
+	defer m.wg.Done()
+	err := m.readSession(ctx, p, namesConfig, math.MaxInt64, func(_ *trace.Reader, e *trace.Event) {
+		if symbols.IsCodeEvent(e.Name()) {
+			p.symMu.Lock()
+			p.sym.Add(e)
+			p.symMu.Unlock()
+		}
+	})
+	if err != nil && ctx.Err() == nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		m.errs[stagePrime].Add(1)
+		m.logf("process %d (%s): the session that names compiled methods failed (frames compiled from now on may not resolve): %v", p.pid, p.name, err)
 	}
 }
 
@@ -545,7 +599,7 @@ var (
 	descSessions = prometheus.NewDesc("clrevents_monitor_sessions", "Monitoring sessions running.", nil, nil)
 	descAttaches = prometheus.NewDesc("clrevents_monitor_attaches_total", "Monitoring sessions started.", nil, nil)
 	descDetaches = prometheus.NewDesc("clrevents_monitor_detaches_total", "Monitoring sessions ended (the process exited, or the session ended).", nil, nil)
-	descErrors   = prometheus.NewDesc("clrevents_monitor_errors_total", "Failures, by stage: attach, prime (the rundown at attach), stream (a monitoring stream that ended without its end: the process exited, or damage), window, discover.", []string{"stage"}, nil)
+	descErrors   = prometheus.NewDesc("clrevents_monitor_errors_total", "Failures, by stage: attach, prime (the rundown at attach, or the session that names the methods compiled after it), stream (a monitoring stream that ended without its end while its process still answers: damage; a process that exits is no failure), window, discover.", []string{"stage"}, nil)
 	descRead     = prometheus.NewDesc("clrevents_monitor_events_read_total", "Events read from the process's monitoring session.", []string{"pid", "process"}, nil)
 	descDropped  = prometheus.NewDesc("clrevents_monitor_events_dropped_total", "Events the runtime dropped from the process's monitoring session (its buffer was full).", []string{"pid", "process"}, nil)
 )

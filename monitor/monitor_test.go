@@ -348,7 +348,9 @@ func TestServe(t *testing.T) {
 		}
 		p, names := functions(t, b)
 		// Compute is precompiled: only the rundown at attach names it.
-		// Step0 is JIT-compiled, named by the monitoring session's loads.
+		// Step0 is JIT-compiled, named by the loads of the session that
+		// names compiled methods (at Informational, the monitoring
+		// session's own loads have no names, as the runtime's).
 		for _, want := range []string{"Sim.App!Sim.App.Worker.Compute(int32)", "Sim.App.Generated.Step", "Sim.App.Program.Main"} {
 			if !strings.Contains(names, want) {
 				t.Errorf("no %q in the profile's functions:\n%s", want, names)
@@ -653,6 +655,11 @@ func TestComeAndGo(t *testing.T) {
 	fams := families(t, s)
 	if n, _ := series(fams, "clrevents_monitor_detaches_total"); n < 1 {
 		t.Errorf("detaches %v", n)
+	}
+	// A process that exits is no error of the monitor's: alerts on
+	// errors do not fire at each restart.
+	if n, _ := series(fams, "clrevents_monitor_errors_total", "stage", "stream"); n != 0 {
+		t.Errorf("%v stream errors after a process exited", n)
 	}
 	if _, ok := series(fams, "dotnet_events_total", "pid", "200002"); !ok {
 		t.Error("process 200002's series went too")

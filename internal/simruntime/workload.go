@@ -25,7 +25,10 @@ import (
 //     (Exception), ContentionStart/Stop pairs (Contention), and at
 //     Verbose GCAllocationTick (GC) and MethodJittingStarted (JIT); the
 //     JIT keyword also brings a MethodLoadVerbose for each of JitMethods
-//     methods when the simulated JIT compiles it (one every 20 ms from the
+//     methods when the simulated JIT compiles it, or below Verbose a
+//     MethodLoad without its names, as the runtime sends them (its
+//     ETW::MethodLog::SendMethodEvent names a method only when the
+//     runtime provider is at Verbose) (one every 20 ms from the
 //     Workload's first session on, each at tier 0, then 200 ms later at
 //     tier 1 at another address), after which the JIT is quiet, as an
 //     application that has warmed up;
@@ -129,6 +132,7 @@ const (
 	mContStart
 	mContStop
 	mMethodLoad
+	mMethodLoadPlain
 	mJitStart
 	mMethodDCEnd
 	mModuleDCEnd
@@ -378,7 +382,13 @@ func (w *Workload) block(b *v6w, s *session, perTick int) {
 				if s.on(0x10, 5) {
 					s.ev(mJitStart, 1, t-1000, nil, jitStartPayload(p[:0], i, m))
 				}
-				s.ev(mMethodLoad, 1, t, nil, methodPayload(p[:0], uint64(0xB000+i), m, uint32(8|(3+tier)<<7)))
+				if s.on(0x10, 5) {
+					s.ev(mMethodLoad, 1, t, nil, methodPayload(p[:0], uint64(0xB000+i), m, uint32(8|(3+tier)<<7)))
+				} else {
+					// As the runtime: a method's name only at Verbose
+					// (its MethodLoadVerbose), else MethodLoad.
+					s.ev(mMethodLoadPlain, 1, t, nil, methodLoadPayload(p[:0], uint64(0xB000+i), m, uint32(8|(3+tier)<<7)))
+				}
 			}
 		}
 	}
@@ -542,6 +552,19 @@ func methodPayload(p []byte, id uint64, m Method, flags uint32) []byte {
 	return binary.LittleEndian.AppendUint64(p, 0)
 }
 
+// methodLoadPayload is MethodLoad_V2's: methodPayload's without the
+// names.
+func methodLoadPayload(p []byte, id uint64, m Method, flags uint32) []byte {
+	p = binary.LittleEndian.AppendUint64(p, id)
+	p = binary.LittleEndian.AppendUint64(p, ModuleID)
+	p = binary.LittleEndian.AppendUint64(p, m.Address)
+	p = binary.LittleEndian.AppendUint32(p, m.Size)
+	p = binary.LittleEndian.AppendUint32(p, 0x06000001)
+	p = binary.LittleEndian.AppendUint32(p, flags)
+	p = binary.LittleEndian.AppendUint16(p, 0)
+	return binary.LittleEndian.AppendUint64(p, 0)
+}
+
 func jitStartPayload(p []byte, i int, m Method) []byte {
 	p = binary.LittleEndian.AppendUint64(p, uint64(0xB000+i))
 	p = binary.LittleEndian.AppendUint64(p, ModuleID)
@@ -632,6 +655,7 @@ func metadataBlock() []byte {
 		{mContStart, rt, 81, "", 2, nil},
 		{mContStop, rt, 91, "", 1, nil},
 		{mMethodLoad, rt, 143, "", 2, nil},
+		{mMethodLoadPlain, rt, 141, "", 2, nil},
 		{mJitStart, rt, 145, "", 1, nil},
 		{mMethodDCEnd, rd, 144, "", 2, nil},
 		{mModuleDCEnd, rd, 154, "", 2, nil},
