@@ -247,6 +247,9 @@ type dumper struct {
 	w      *bufio.Writer
 	stderr io.Writer
 	read   int64
+	// pidSeen: an event read gave its process (a trace may record
+	// none: -pid then matches nothing, for that reason).
+	pidSeen bool
 }
 
 func (d *dumper) dump(src *trace.Reader) int {
@@ -262,6 +265,9 @@ func (d *dumper) dump(src *trace.Reader) int {
 			break
 		}
 		d.read++
+		if !d.pidSeen && e.ProcessID() >= 0 {
+			d.pidSeen = true
+		}
 		if d.o.progress && d.read%4096 == 0 && time.Since(lastProgress) > 250*time.Millisecond {
 			lastProgress = time.Now()
 			fmt.Fprintf(d.stderr, "\r%d events, offset %.1f MB", d.read, float64(e.Offset())/1e6)
@@ -286,7 +292,10 @@ func (d *dumper) dump(src *trace.Reader) int {
 		d.w.WriteString(eventfmt.CSVHeader) // a table without rows, not nothing
 	}
 	if d.p.Printed == 0 && d.read > 0 {
-		if f := d.p.Filter.String(); f != "" {
+		switch f := d.p.Filter.String(); {
+		case d.p.Filter.PID >= 0 && !d.pidSeen:
+			fmt.Fprintf(d.stderr, "clrdump: none of the %d events read matched %s: the trace records no process IDs (every event's pid is -1, as in a .NET Core 2.0 trace's)\n", d.read, f)
+		case f != "":
 			fmt.Fprintf(d.stderr, "clrdump: none of the %d events read matched %s; -stats lists the trace's events by name\n", d.read, f)
 		}
 	}

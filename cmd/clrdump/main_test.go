@@ -461,6 +461,11 @@ func TestNoMatch(t *testing.T) {
 	if _, errs, _ := dump(t, "-event", "GCStart*", gcETL); errs != "" {
 		t.Errorf("a filter that matched: stderr %q", errs)
 	}
+	// A trace that records no process IDs says so.
+	const core20 = "../../testdata/traces/eventpipe-dotnetcore2.0-linux-objver2.first1300.netperf.zip"
+	if out, errs, code := dump(t, "-pid", "4", core20); code != exitOK || out != "" || !strings.Contains(errs, "matched -pid 4: the trace records no process IDs") {
+		t.Errorf("-pid on a trace without process IDs: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
 }
 
 // TestEventTraceEventNames: -event takes TraceEvent's Task/Opcode names too.
