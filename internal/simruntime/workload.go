@@ -539,12 +539,7 @@ func (w *Workload) rundown(b *v6w, s *session) {
 }
 
 func methodPayload(p []byte, id uint64, m Method, flags uint32) []byte {
-	p = binary.LittleEndian.AppendUint64(p, id)
-	p = binary.LittleEndian.AppendUint64(p, ModuleID)
-	p = binary.LittleEndian.AppendUint64(p, m.Address)
-	p = binary.LittleEndian.AppendUint32(p, m.Size)
-	p = binary.LittleEndian.AppendUint32(p, 0x06000001)
-	p = binary.LittleEndian.AppendUint32(p, flags)
+	p = methodHead(p, id, m, flags)
 	p = appendUTF16(p, m.Namespace)
 	p = appendUTF16(p, m.Name)
 	p = appendUTF16(p, m.Signature)
@@ -555,14 +550,20 @@ func methodPayload(p []byte, id uint64, m Method, flags uint32) []byte {
 // methodLoadPayload is MethodLoad_V2's: methodPayload's without the
 // names.
 func methodLoadPayload(p []byte, id uint64, m Method, flags uint32) []byte {
+	p = methodHead(p, id, m, flags)
+	p = binary.LittleEndian.AppendUint16(p, 0)
+	return binary.LittleEndian.AppendUint64(p, 0)
+}
+
+// methodHead appends what a method's load events begin with: its ID,
+// module, address, size, token and flags.
+func methodHead(p []byte, id uint64, m Method, flags uint32) []byte {
 	p = binary.LittleEndian.AppendUint64(p, id)
 	p = binary.LittleEndian.AppendUint64(p, ModuleID)
 	p = binary.LittleEndian.AppendUint64(p, m.Address)
 	p = binary.LittleEndian.AppendUint32(p, m.Size)
 	p = binary.LittleEndian.AppendUint32(p, 0x06000001)
-	p = binary.LittleEndian.AppendUint32(p, flags)
-	p = binary.LittleEndian.AppendUint16(p, 0)
-	return binary.LittleEndian.AppendUint64(p, 0)
+	return binary.LittleEndian.AppendUint32(p, flags)
 }
 
 func jitStartPayload(p []byte, i int, m Method) []byte {
