@@ -24,9 +24,9 @@
 //	dotnet_gc_collections_total{generation}     GCStart by the generation it collects (gen0, gen1, gen2); dotnet.gc.collections
 //	dotnet_gc_pause_seconds                     histogram of the time the runtime was suspended for a GC (GCSuspendEEBegin for a GC to GCRestartEEEnd); its _sum is dotnet.gc.pause.time
 //	dotnet_gc_heap_size_bytes{generation}       each generation's size after the last GC (GCHeapStats: gen0, gen1, gen2, loh, poh); dotnet.gc.last_collection.heap.size
-//	dotnet_gc_allocated_bytes_total             bytes allocated, as GCAllocationTick samples them (one event per ~100 KB; runtime level Verbose); dotnet.gc.heap.total_allocated
+//	dotnet_gc_allocated_bytes_total             bytes allocated, as GCAllocationTick samples them (one event per ~100 KB; runtime level Verbose, absent until one comes); dotnet.gc.heap.total_allocated
 //	dotnet_jit_compiled_methods_total{tier}     methods the JIT compiled (MethodLoadVerbose of jitted code), by optimization tier; dotnet.jit.compiled_methods
-//	dotnet_jit_compilation_seconds_total{tier}  time compiling, MethodJittingStarted to the load (runtime level Verbose); dotnet.jit.compilation.time
+//	dotnet_jit_compilation_seconds_total{tier}  time compiling, MethodJittingStarted to the load (runtime level Verbose, absent until one comes); dotnet.jit.compilation.time
 //	dotnet_exceptions_total{type}               exceptions thrown, by type (ExceptionThrown); dotnet.exceptions
 //	dotnet_monitor_lock_contentions_total       contended lock acquisitions (ContentionStart); dotnet.monitor.lock_contentions
 //	dotnet_monitor_lock_contention_seconds_total time waiting for contended locks (ContentionStop)
@@ -185,6 +185,8 @@ type Process struct {
 	heapSeen   bool
 	heap       [5]uint64
 	allocated  uint64
+	allocSeen  bool // an allocation tick came: allocated is measured
+	jitTimed   bool // a MethodJittingStarted came: jitSeconds is measured
 	jitMethods [8]uint64
 	jitSeconds [8]float64
 	jitStarts  map[uint64]int64 // MethodJittingStarted by method ID (Unix ns)
@@ -312,6 +314,7 @@ func (p *Process) runtime(e *trace.Event) error {
 		// does not wrap.
 		if f.CheckAmount() == nil {
 			p.allocated = min(p.allocated+f.Amount(), math.MaxUint64-clrevents.MaxAllocationBytes)
+			p.allocSeen = true
 		}
 	case *clrevents.ThreadPoolWorkerThreadAdjustmentAdjustment:
 		p.tpThreads, p.tpSeen = float64(v.NewWorkerThreadCount), true
@@ -355,6 +358,7 @@ func (p *Process) runtime(e *trace.Event) error {
 			clear(p.jitStarts)
 		}
 		p.jitStarts[v.MethodJittingStartedFields().MethodID] = e.Time().UnixNano()
+		p.jitTimed = true
 	case clrevents.MethodLoadUnloadVerboseEvent:
 		f := v.MethodLoadUnloadVerboseFields()
 		if f.Kind == clrevents.KindMethodLoadVerbose {
@@ -589,14 +593,21 @@ func (p *Process) collect(ch chan<- prometheus.Metric) {
 			m(descHeap, prometheus.GaugeValue, float64(n), with(generations[g]))
 		}
 	}
-	m(descAllocated, prometheus.CounterValue, float64(p.allocated), l)
+	// Allocations and compile times are measured only at the runtime's
+	// Verbose level: without their events the series are absent, not 0
+	// (which would read as nothing allocated, no time compiling).
+	if p.allocSeen {
+		m(descAllocated, prometheus.CounterValue, float64(p.allocated), l)
+	}
 	for t, n := range p.jitMethods {
 		if n == 0 {
 			continue
 		}
 		tier := clrevents.OptimizationTier(t).String()
 		m(descJitMethods, prometheus.CounterValue, float64(n), with(tier))
-		m(descJitTime, prometheus.CounterValue, p.jitSeconds[t], with(tier))
+		if p.jitTimed {
+			m(descJitTime, prometheus.CounterValue, p.jitSeconds[t], with(tier))
+		}
 	}
 	for typ, n := range p.exceptions {
 		m(descExceptions, prometheus.CounterValue, float64(*n), with(typ))

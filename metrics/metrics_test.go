@@ -391,3 +391,31 @@ func TestPausesAgainstGCModel(t *testing.T) {
 		t.Errorf("%d pauses, %.6f s; the GC model's %d, %.6f s", h.GetSampleCount(), h.GetSampleSum(), n, sum.Seconds())
 	}
 }
+
+// TestNotCollectedAbsent: at the runtime's Informational level, which
+// brings no allocation ticks and no MethodJittingStarted, the allocated
+// bytes and the compile time are absent, not 0 (nothing allocated, no
+// time compiling); at Verbose they are there.
+func TestNotCollectedAbsent(t *testing.T) {
+	for _, level := range []uint32{4, 5} {
+		req := &simruntime.Collect{Version: 6, Providers: []simruntime.Provider{
+			{Name: "Microsoft-Windows-DotNETRuntime", Keywords: 0x1 | 0x10, Level: level},
+		}}
+		data := record(t, &simruntime.Workload{PID: 9}, req, 300*time.Millisecond)
+		set := metrics.New(metrics.Options{})
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(set)
+		eachEvent(t, data, func(e *trace.Event) {
+			if err := set.Add(e); err != nil {
+				t.Fatal(err)
+			}
+		})
+		f := gather(t, reg)
+		_, alloc := f["dotnet_gc_allocated_bytes_total"]
+		_, jitTime := f["dotnet_jit_compilation_seconds_total"]
+		_, jitN := f["dotnet_jit_compiled_methods_total"]
+		if want := level == 5; alloc != want || jitTime != want || !jitN {
+			t.Errorf("level %d: allocated bytes %v, compile time %v, compiled methods %v; want %v, %v, true", level, alloc, jitTime, jitN, want, want)
+		}
+	}
+}
