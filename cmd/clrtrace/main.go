@@ -367,6 +367,11 @@ func (l *live) end(err error) error {
 	if l.ending.Quit {
 		return fmt.Errorf("process %d: interrupted while waiting for the end of the stream", l.pid)
 	}
+	if !l.ending.Stopped && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, trace.ErrEmpty)) {
+		// Not stopped here, and cut: the process ended it, as one that
+		// exits does (collect says the same).
+		return fmt.Errorf("process %d: the runtime ended the session before the stream's end (the process exited?): %w", l.pid, err)
+	}
 	return err
 }
 

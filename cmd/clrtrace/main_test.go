@@ -156,6 +156,21 @@ func TestWatchLive(t *testing.T) {
 	}
 }
 
+// TestCountersProcessExits: a process that exits while counters reads it
+// (its stream cut, not stopped here) is said to have ended the session, as
+// collect says it, not "the trace is cut short" alone.
+func TestCountersProcessExits(t *testing.T) {
+	tr, live := simruntime.CountersTrace(os.Getpid(), [][]simruntime.Counter{
+		{{Name: "cpu-usage", DisplayName: "CPU Usage", Units: "%", Value: 12.5}},
+	})
+	sim(t, simruntime.Config{Trace: tr[:live-3], Live: -1, ExitAfterLive: true})
+	var out, errb bytes.Buffer
+	code := run(nil, []string{"counters", "-p", pid}, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "process "+pid+": the runtime ended the session before the stream's end (the process exited?): ") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}
+
 func TestCounters(t *testing.T) {
 	tr, live := simruntime.CountersTrace(os.Getpid(), [][]simruntime.Counter{
 		{{Name: "cpu-usage", DisplayName: "CPU Usage", Units: "%", Value: 12.5},
