@@ -370,7 +370,7 @@ func (l *live) end(err error) error {
 	if !l.ending.Stopped && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, trace.ErrEmpty)) {
 		// Not stopped here, and cut: the process ended it, as one that
 		// exits does (collect says the same).
-		return fmt.Errorf("process %d: the runtime ended the session before the stream's end (the process exited?): %w", l.pid, err)
+		return fmt.Errorf("%w; the runtime ended the session before the stream's end: the process exited?", err)
 	}
 	return err
 }

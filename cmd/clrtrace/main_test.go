@@ -166,7 +166,7 @@ func TestCountersProcessExits(t *testing.T) {
 	sim(t, simruntime.Config{Trace: tr[:live-3], Live: -1, ExitAfterLive: true})
 	var out, errb bytes.Buffer
 	code := run(nil, []string{"counters", "-p", pid}, &out, &errb)
-	if code != 1 || !strings.Contains(errb.String(), "process "+pid+": the runtime ended the session before the stream's end (the process exited?): ") {
+	if code != 1 || !strings.Contains(errb.String(), "clrtrace: process "+pid+" session ") || !strings.Contains(errb.String(), "; the runtime ended the session before the stream's end: the process exited?\n") {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
 }
