@@ -88,3 +88,22 @@ func TestOwnFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestTypePkg: the package of a value's type, through a pointer or not,
+// and "" for nil.
+func TestTypePkg(t *testing.T) {
+	info, _ := clrevents.Lookup(clrevents.ProviderRuntime, 1, 2)
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{info, "github.com/clrgo/clrevents/clrevents"},
+		{*info, "github.com/clrgo/clrevents/clrevents"},
+		{3, ""},
+		{nil, ""},
+	} {
+		if got := typePkg(c.v); got != c.want {
+			t.Errorf("typePkg(%T) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}

@@ -34,13 +34,13 @@ func WithExactVersions() Option { return func(c *config) { c.exact = true } }
 // When several tables have an event type, the first in the list decodes
 // it: the tables given, in the order given, or by default the registered
 // ones, clrevents' first (the packages above this one know the runtime's
-// events by its types), then the others in the order they registered. The Windows kernel's events and
-// KernelTraceControl's (ETW) are decoded with package kernelevents
-// whatever the tables: the Reader needs them for the shape of an ETW
-// trace's events (processes, threads, stacks). A table that has the event's version
-// comes before one that has only an older version of it (see
-// WithExactVersions). To put a table before the registered ones rather
-// than instead of them:
+// events by its types), then the others in the order they registered.
+// The Windows kernel's events and KernelTraceControl's (ETW) are decoded
+// with package kernelevents whatever the tables: the Reader needs them
+// for the shape of an ETW trace's events (processes, threads, stacks). A
+// table that has the event's version comes before one that has only an
+// older version of it (see WithExactVersions). To put a table before the
+// registered ones rather than instead of them:
 //
 //	trace.WithEvents(append([]*clrimpl.Table{gcev.Table()}, clrimpl.Tables()...)...)
 func WithEvents(tables ...*clrimpl.Table) Option {
@@ -303,11 +303,24 @@ const clreventsPath = "github.com/clrgo/clrevents/clrevents"
 // with the event's version comes first), and WithEvents puts it first.
 func ownFirst(tables []*clrimpl.Table) []*clrimpl.Table {
 	for i, t := range tables {
-		if i > 0 && t.Len() > 0 && reflect.TypeOf(t.Type(0)).Elem().PkgPath() == clreventsPath {
+		if i > 0 && t.Len() > 0 && typePkg(t.Type(0)) == clreventsPath {
 			return append(append([]*clrimpl.Table{t}, tables[:i]...), tables[i+1:]...)
 		}
 	}
 	return tables
+}
+
+// typePkg is the import path of the package that declares the type of v
+// (or of what it points to).
+func typePkg(v any) string {
+	t := reflect.TypeOf(v)
+	if t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return ""
+	}
+	return t.PkgPath()
 }
 
 func newNetTrace(nr *nettrace.Reader, format Format, c *config, closers ...func() error) *Reader {
