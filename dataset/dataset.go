@@ -37,7 +37,9 @@
 // format, start, clock, process) and of its first 64 events, and the
 // file holds the name the trace was added by, which the error names.
 // (Datasets written before identities were kept have none for their
-// traces.) Each version of an event is its
+// traces.) A copy cut short holds the whole trace's first events: to add
+// the whole trace after it, remove the cut copy's files (its T in every
+// folder) and its identity file first. Each version of an event is its
 // own table, because versions add columns; engines read the versions
 // together by name (DuckDB: read_parquet('DIR/events/*/event=GCStart*/*.parquet',
 // union_by_name=true)), with NULL for the columns an older version lacks.
