@@ -59,8 +59,9 @@
 // compressions (zstd, xz, bzip2, 7-Zip, LZ4, RAR) are named in the error
 // ErrFormat gives. An EventPipe stream is decoded as it arrives; a zip or
 // gzip file arriving through a pipe, and an ETL log read in TimeOrder,
-// need random access and are copied first, to memory up to 32 MB and to a temporary
-// file past that (Close removes it). ETW logs written side by side are
+// need random access and are copied first, to memory up to 32 MB (in a
+// buffer that doubles as it grows) and to a temporary file past that,
+// whose name is removed as soon as it is made (on Windows, by Close). ETW logs written side by side are
 // read as one trace, merged by time (etl.Merge), as TraceEvent reads
 // them: Open of X.etl also reads the X.kernel*.etl, X.clr*.etl and
 // X.user*.etl beside it (WithSingleLog reads the one file), and a zip

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 )
 
@@ -137,6 +138,15 @@ func Spool(src io.Reader, hint, memMax int64, tempDir, name string) (*Spooled, e
 		return nil, fmt.Errorf("%s: temporary copy: %w", name, err)
 	}
 	cleanup := func() error { return errors.Join(tmp.Close(), os.Remove(tmp.Name())) }
+	if runtime.GOOS != "windows" && runtime.GOOS != "plan9" {
+		// The name goes at once, the open file stays: the copy is gone
+		// when the process ends however it ends (a signal, a closed
+		// pipe, a crash), not only when Close runs. (Windows does not
+		// remove a file that is open.)
+		if err := os.Remove(tmp.Name()); err == nil {
+			cleanup = tmp.Close
+		}
+	}
 	n, err := tmp.Write(buf)
 	buf = nil // the file holds it now; let the memory go
 	if err == nil {
