@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/etl"
+	"github.com/clrgo/clrevents/internal/tracetest"
 	"github.com/clrgo/clrevents/kernelevents"
 	"github.com/clrgo/clrevents/nettrace"
 )
@@ -367,11 +370,10 @@ func TestErrors(t *testing.T) {
 	zipOf := func(members map[string][]byte) []byte {
 		var buf bytes.Buffer
 		zw := zip.NewWriter(&buf)
-		for _, name := range []string{"a.etl", "b.nettrace", "notes.txt", "c.bin"} {
-			if b, ok := members[name]; ok {
-				w, _ := zw.Create(name)
-				w.Write(b)
-			}
+		names := slices.Sorted(maps.Keys(members))
+		for _, name := range names {
+			w, _ := zw.Create(name)
+			w.Write(members[name])
 		}
 		zw.Close()
 		return buf.Bytes()
@@ -388,6 +390,9 @@ func TestErrors(t *testing.T) {
 		{"short.bin", []byte("PK"), ErrFormat, "short.bin: not a trace"},
 		{"two.zip", zipOf(map[string][]byte{"a.etl": {1}, "b.nettrace": {2}}), nil, "two.zip: zip archive holds 2 trace files (.nettrace, .netperf, .etl), want exactly one (members: a.etl, b.nettrace)"},
 		{"none.zip", zipOf(map[string][]byte{"notes.txt": {1}}), nil, "none.zip: zip archive holds 0"},
+		// One member without an extension is read as the trace: its
+		// bytes say what it is.
+		{"one-unnamed.zip", zipOf(map[string][]byte{"-": {1}}), ErrFormat, "one-unnamed.zip: -: not a trace"},
 		{"badmember.zip", zipOf(map[string][]byte{"b.nettrace": []byte("garbage")}), ErrFormat, "badmember.zip: b.nettrace: not a trace"},
 		{"cut.nettrace", nettraceData[:200], nil, "cut.nettrace: "},
 	}
@@ -421,6 +426,24 @@ func TestErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+	// Archives macOS made (their AppleDouble metadata beside the trace),
+	// and a trace member without an extension alone in its archive (zip
+	// - - writes standard input as "-"), are read.
+	for name, members := range map[string]map[string][]byte{
+		"mac.zip":  {"sub/t.nettrace": nettraceData, "__MACOSX/sub/._t.nettrace": []byte("\x00\x05\x16\x07 AppleDouble")},
+		"dash.zip": {"-": nettraceData},
+	} {
+		r, err := Open(write(name, zipOf(members)))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		n, err := tracetest.Drain(r.Next)
+		r.Close()
+		if err != io.EOF || n == 0 {
+			t.Errorf("%s: %d events, then %v", name, n, err)
+		}
 	}
 	if _, err := Open(filepath.Join(dir, "missing.nettrace")); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "missing.nettrace") {
 		t.Errorf("missing file: %v", err)

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"runtime"
 	"strings"
 )
@@ -42,19 +43,36 @@ func Members(zr *zip.Reader, name string, exts ...string) ([]*zip.File, error) {
 }
 
 // traceMembers returns the indexes of the names that end in one of exts
-// (case-insensitive), folders (dir) left out; and, for errors, the names
+// (case-insensitive), folders (dir) and the metadata macOS adds to the
+// archives it makes (appleDouble) left out, or, when none does, of the
+// one member left if it has no extension at all (zip's standard input
+// member, "-": its bytes tell its format); and, for errors, the names
 // that are not folders.
 func traceMembers(names []string, dir func(i int) bool, exts []string) (idx []int, files []string) {
+	var others []int // members without an extension
 	for j, name := range names {
 		if dir(j) {
 			continue
 		}
 		files = append(files, name)
-		if hasExt(name, exts) {
+		switch {
+		case appleDouble(name):
+		case hasExt(name, exts):
 			idx = append(idx, j)
+		case path.Ext(name) == "":
+			others = append(others, j)
 		}
 	}
+	if len(idx) == 0 && len(others) == 1 {
+		idx = others
+	}
 	return idx, files
+}
+
+// appleDouble reports whether a member is the metadata macOS's Finder
+// and ditto add beside each file they archive: __MACOSX/…/._name.
+func appleDouble(name string) bool {
+	return strings.HasPrefix(name, "__MACOSX/") || strings.HasPrefix(path.Base(name), "._")
 }
 
 // Several reports whether the members idx of names are more than one
