@@ -41,7 +41,7 @@ type profileFlags struct {
 func addProfileFlags(fs *flag.FlagSet) *profileFlags {
 	pf := &profileFlags{}
 	fs.StringVar(&pf.kind, "profile", "", "build a profile instead of printing events: cpu, alloc, contention or exception (-format pprof, folded or speedscope)")
-	fs.StringVar(&pf.out, "o", "", "with -profile or -report: write to this file instead of standard output (-format pprof needs it); with -format parquet: the dataset directory")
+	fs.StringVar(&pf.out, "o", "", "with -profile or -report: write to this file instead of standard output (- for standard output; -format pprof needs it); with -format parquet: the dataset directory")
 	fs.BoolVar(&pf.managedOnly, "managed-only", false, "with -profile cpu: leave out time outside managed code")
 	return pf
 }
@@ -85,6 +85,10 @@ func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, rd readi
 	}
 	if !oneTrace(fs, stderr) {
 		return exitUsage
+	}
+	if err := checkOut(pf.out); err != nil {
+		fmt.Fprintf(stderr, "clrdump: %v\n", err)
+		return exitError
 	}
 	// A profile needs each thread's events in order, not the trace's.
 	src, err := rd.open(fs.Arg(0), stdin, trace.WithOrder(trace.ThreadOrder))

@@ -106,11 +106,18 @@ func TestProfileErrors(t *testing.T) {
 		{[]string{"-profile", "cpu", "-pid", "1", tr}, exitError, "no usable events for the cpu profile of process 1: the trace has them only for process 55960 (5564 events)"},
 		{[]string{"-profile", "cpu", "-pid", "0", tr}, exitError, "of process 0: the trace has them only for process 55960"},
 		{[]string{"-profile", "cpu", "no-such-file.nettrace"}, exitError, "no-such-file.nettrace"},
+		// The output's folder is checked before the trace is read.
+		{[]string{"-profile", "cpu", "-format", "pprof", "-o", "no-such-dir/cpu.pb.gz", tr}, exitError, "-o no-such-dir/cpu.pb.gz: stat no-such-dir: no such file or directory"},
+		{[]string{"-report", "gc", "-o", ".", gcETL}, exitError, "-o .: is a directory"},
 	} {
 		_, errs, code := dump(t, c.args...)
 		if code != c.code || !strings.Contains(errs, c.errs) || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", c.args, code, errs, c.code, c.errs)
 		}
+	}
+	// -o - is standard output.
+	if out, _, code := dump(t, "-profile", "cpu", "-o", "-", tr); code != exitOK || !strings.Contains(out, ";") {
+		t.Errorf("-o -: exit %d, stdout %q", code, out)
 	}
 	// The error names the trace.
 	if _, errs, _ := dump(t, "-profile", "contention", tr); !strings.Contains(errs, "single-thread.golden.nettrace") {

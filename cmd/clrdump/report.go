@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -75,6 +76,10 @@ func (rf *reportFlags) run(fs *flag.FlagSet, o reportOptions, stdin io.Reader, s
 	}
 	if !oneTrace(fs, stderr) {
 		return exitUsage
+	}
+	if err := checkOut(o.out); err != nil {
+		fmt.Fprintf(stderr, "clrdump: %v\n", err)
+		return exitError
 	}
 	src, err := o.open(fs.Arg(0), stdin)
 	if err != nil {
@@ -176,11 +181,12 @@ func pidNote(pid int64) string {
 	return ": process " + strconv.FormatInt(pid, 10)
 }
 
-// writeOut runs write on a buffered standard output, or on the file out,
-// which it creates and closes; a write error names the file.
+// writeOut runs write on a buffered standard output, or on the file out
+// ("-" is standard output), which it creates and closes; a write error
+// names the file.
 func writeOut(out string, stdout io.Writer, write func(*bufio.Writer) error) error {
 	w, closeOut := stdout, func() error { return nil }
-	if out != "" {
+	if out != "" && out != "-" {
 		f, err := os.Create(out)
 		if err != nil {
 			return err
@@ -199,4 +205,25 @@ func writeOut(out string, stdout io.Writer, write func(*bufio.Writer) error) err
 		return fmt.Errorf("%s: %w", out, err)
 	}
 	return err
+}
+
+// checkOut returns an error when the file -o names cannot be made, before
+// a trace is read for it: its folder is missing or not a folder, or it is
+// a folder itself. (Whether it can be written is known when it is made.)
+func checkOut(out string) error {
+	if out == "" || out == "-" {
+		return nil
+	}
+	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
+		return fmt.Errorf("-o %s: is a directory", out)
+	}
+	dir := filepath.Dir(out)
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("-o %s: %w", out, err)
+	case !fi.IsDir():
+		return fmt.Errorf("-o %s: %s is not a directory", out, dir)
+	}
+	return nil
 }
