@@ -122,8 +122,8 @@
 // the most writes them out as a row group (so a busy table's row groups
 // are smaller than RowGroupRows), and the row groups' metadata beyond
 // 64 KiB a table wait in a file beside it until the footer. The memory of
-// a trace does not grow with its size, but for an ETW log's: its stack
-// walks, and 24 bytes an event until they are matched at its end.
+// a trace does not grow with its size, but for an ETW log's stack walks
+// (their frames, and 32 bytes an event a walk named), kept to its end.
 //
 // # Writing, failures and interrupts
 //
@@ -557,7 +557,7 @@ func (tw *traceWriter) write(ctx context.Context, src *trace.Reader) (Stats, err
 		return st, err
 	}
 	if src.Format() == trace.ETL {
-		tw.walks = new(walks)
+		tw.walks = newWalks(src.Info().ClockFrequency)
 	}
 	var seq int64
 	for {

@@ -28,18 +28,33 @@ var eventStacksColumns = []column{
 	{name: "stack_id", kind: clrimpl.ColumnInt64},
 }
 
-// walked is an event that may get a walked stack: its seq and the
-// reference walks name it by.
+// walked is an event that may get a walked stack: its seq, its raw time
+// and the reference walks name it by.
 type walked struct {
-	seq int64
-	ref trace.StackRef
+	seq, ts int64
+	ref     trace.StackRef
 }
 
 // walks keeps an ETW log's stack walks, and the events they may be for.
+// A walk names its event within moments of it (the kernel logs it right
+// after the event, the runtime right after its own): an event that no
+// walk has named a second of trace time later never will be, and is let
+// go, so what waits does not grow with the log (the frames of key walks
+// may still come at the log's end; the walk names the event at once).
 type walks struct {
-	stacks trace.Stacks
-	events []walked
-	frames []uint64
+	stacks  trace.Stacks
+	pending []walked // events a walk may yet name, oldest first
+	named   []walked // events a walk named
+	frames  []uint64
+	grace   int64 // a second, in the trace's ticks
+	n       int
+}
+
+func newWalks(clock int64) *walks {
+	if clock <= 0 {
+		clock = 10_000_000 // FILETIME's 100 ns
+	}
+	return &walks{grace: clock}
 }
 
 // add feeds the walks an event, and keeps it, when it has no stack of
@@ -51,9 +66,26 @@ func (w *walks) add(e *trace.Event, seq int64) {
 	if w.stacks.Add(e) || len(e.Stack()) > 0 {
 		return
 	}
-	if ref := e.StackRef(); ref != (trace.StackRef{}) {
-		w.events = append(w.events, walked{seq, ref})
+	ref := e.StackRef()
+	if ref == (trace.StackRef{}) {
+		return
 	}
+	w.pending = append(w.pending, walked{seq, e.Timestamp(), ref})
+	if w.n++; w.n%4096 == 0 {
+		w.settle(e.Timestamp())
+	}
+}
+
+// settle moves the events pending for more than grace at now to named,
+// when a walk named them, or lets them go.
+func (w *walks) settle(now int64) {
+	i := 0
+	for ; i < len(w.pending) && now-w.pending[i].ts > w.grace; i++ {
+		if _, _, ok := w.stacks.Stack(w.pending[i].ref, w.frames[:0]); ok {
+			w.named = append(w.named, w.pending[i])
+		}
+	}
+	w.pending = append(w.pending[:0], w.pending[i:]...)
 }
 
 // writeWalked writes the event_stacks rows of the events walks gave a stack.
@@ -61,7 +93,7 @@ func (tw *traceWriter) writeWalked(st *Stats) error {
 	w := tw.walks
 	w.stacks.Close()
 	var t *table
-	for _, ev := range w.events {
+	for _, ev := range append(w.named, w.pending...) {
 		frames, _, ok := w.stacks.Stack(ev.ref, w.frames[:0])
 		w.frames = frames
 		if !ok || len(frames) == 0 {
