@@ -189,6 +189,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 		return exitError
 	}
 	defer src.Close()
+	if order == trace.FileOrder && src.Format() == trace.ETL && streamed(fs.Arg(0)) {
+		fmt.Fprintf(stderr, "clrdump: %s: an ETW log read from a stream in file order is read once, front to back: events before what the log tells later (its providers' descriptions, its threads' processes) are printed without it; read the file itself, or in time order\n", src.Name())
+	}
 	w := bufio.NewWriterSize(stdout, 1<<16)
 	d := &dumper{o: o, p: eventfmt.Printer{Filter: ff.Filter, Format: o.format, Limit: ff.Limit}, w: w, stderr: stderr}
 	status := d.dump(src)
@@ -320,4 +323,15 @@ func (d *dumper) clearProgress() {
 	if d.o.progress && d.read >= 4096 {
 		fmt.Fprintf(d.stderr, "\r%60s\r", "")
 	}
+}
+
+// streamed reports whether the trace named name is read as a stream,
+// once, front to back: standard input, or a file that is not a regular
+// one (a FIFO).
+func streamed(name string) bool {
+	if name == "-" {
+		return true
+	}
+	fi, err := os.Stat(name)
+	return err == nil && !fi.Mode().IsRegular()
 }

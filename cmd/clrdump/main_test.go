@@ -331,6 +331,22 @@ func TestStdin(t *testing.T) {
 	}
 }
 
+// TestStdinFileOrderETL: an ETW log from a stream in file order is read
+// once, front to back, without what the log tells later: clrdump says so.
+// Time order, and a file, say nothing.
+func TestStdinFileOrderETL(t *testing.T) {
+	data := unzipTrace(t, gcETL)
+	const note = "standard input: an ETW log read from a stream in file order is read once, front to back"
+	if _, errs, code := dumpStdin(t, data, "-order", "file", "-stats", "-"); code != exitOK || !strings.Contains(errs, note) {
+		t.Errorf("file order on stdin: exit %d, stderr %q", code, errs)
+	}
+	for _, args := range [][]string{{"-stats", "-"}, {"-order", "file", "-stats", gcETL}} {
+		if _, errs, _ := dumpStdin(t, data, args...); strings.Contains(errs, "front to back") {
+			t.Errorf("%v: stderr %q", args, errs)
+		}
+	}
+}
+
 // unzipTrace returns the trace inside a zip (skipping PerfView's log files).
 func unzipTrace(t *testing.T, path string) []byte {
 	t.Helper()
