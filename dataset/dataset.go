@@ -225,7 +225,7 @@ type Options struct {
 
 // ErrExists is returned by Create for a directory that already holds a
 // dataset when Options.Append is not set.
-var ErrExists = errors.New("already holds a dataset (add traces to it with append)")
+var ErrExists = errors.New("already holds a dataset (add traces to it with Options.Append; clrdump -append)")
 
 // Dataset is a dataset being written. WriteTrace may be called
 // concurrently, for different traces. Close it when done.
