@@ -505,10 +505,6 @@ func (m *Monitor) readSession(ctx context.Context, p *proc, cfg diagnostics.Sess
 		if err == io.EOF {
 			return nil
 		}
-		var damage *trace.DamageError
-		if errors.As(err, &damage) && !strings.HasPrefix(err.Error(), r.Name()) {
-			return fmt.Errorf("%w (%s)", err, r.Name())
-		}
 		if err != nil {
 			return err
 		}
