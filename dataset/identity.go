@@ -36,8 +36,7 @@ const (
 type identity struct {
 	h     hash.Hash
 	buf   []byte
-	id    string // the identity, once made
-	final string // its file in the dataset
+	final string // its file in the dataset, named by the identity, once made
 }
 
 // event adds an event to the identity.
@@ -71,8 +70,7 @@ func (id *identity) make(dir string, info trace.Info) error {
 		b = binary.LittleEndian.AppendUint64(b, uint64(v))
 	}
 	id.h.Write(b)
-	id.id = hex.EncodeToString(id.h.Sum(nil))
-	id.final = filepath.Join(dir, IdentityDir, id.id)
+	id.final = filepath.Join(dir, IdentityDir, hex.EncodeToString(id.h.Sum(nil)))
 	return id.check()
 }
 
