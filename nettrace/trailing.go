@@ -34,10 +34,10 @@ func (r *Reader) trailing() error {
 		unit = "byte"
 	}
 	e := r.errf(ErrFormat, "", at, "the input goes on %d %s after the trace's end%s", n, unit, what).(*Error)
-	if r.strict {
-		return e
+	if err := r.noteDamage(e, at, n); err != nil {
+		return err // strict
 	}
-	r.damage = append(r.damage, Damage{Offset: at, Length: n, Events: -1, Err: e})
+	r.damage[len(r.damage)-1].Events = -1 // what follows does not tell
 	return nil
 }
 
