@@ -372,6 +372,61 @@ func TestReverseManyWaiting(t *testing.T) {
 	}
 }
 
+// TestReverseExited: a runtime that exits (its idle connection closes)
+// is forgotten by the Listener, connection and all, and its Client's
+// commands fail at once with ErrNoProcess instead of waiting for a
+// connection that will not come. Another runtime is unaffected.
+func TestReverseExited(t *testing.T) {
+	addr := filepath.Join(shortTempDir(t), "port.sock")
+	l, err := Listen(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	stay := simNoListen(t, simruntime.Config{PID: 10, Cookie: [16]byte{10}, OS: "Linux"})
+	stay.Advertise(addr)
+	leave, err := simruntime.Start(shortTempDir(t), simruntime.Config{PID: 11, Cookie: [16]byte{11}, OS: "Linux"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leave.Advertise(addr)
+	clients := map[int]*Client{}
+	for range 2 {
+		cl, err := l.Accept(ctx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients[cl.PID()] = cl
+		if _, err := cl.ProcessInfo(ctx(t)); err != nil {
+			t.Fatalf("process %d: %v", cl.PID(), err)
+		}
+	}
+	leave.Close() // the process exits: its idle connection closes
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l.mu.Lock()
+		n := len(l.runtimes)
+		l.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d runtimes known 10 s after one exited, want 1", n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = clients[11].ProcessInfo(c)
+	if !errors.Is(err, ErrNoProcess) || time.Since(start) > 5*time.Second {
+		t.Fatalf("command to the exited runtime after %v: %v, want ErrNoProcess at once", time.Since(start), err)
+	}
+	if pi, err := clients[10].ProcessInfo(ctx(t)); err != nil || pi.ProcessID != 10 {
+		t.Fatalf("the runtime still running: %+v %v", pi, err)
+	}
+}
+
 func simNoListen(t *testing.T, cfg simruntime.Config) *simruntime.Server {
 	s, err := simruntime.Start(shortTempDir(t), cfg)
 	if err != nil {
