@@ -595,7 +595,7 @@ var (
 	descSessions = prometheus.NewDesc("clrevents_monitor_sessions", "Monitoring sessions running.", nil, nil)
 	descAttaches = prometheus.NewDesc("clrevents_monitor_attaches_total", "Monitoring sessions started.", nil, nil)
 	descDetaches = prometheus.NewDesc("clrevents_monitor_detaches_total", "Monitoring sessions ended (the process exited, or the session ended).", nil, nil)
-	descErrors   = prometheus.NewDesc("clrevents_monitor_errors_total", "Failures, by stage: attach, prime (the rundown at attach, or the session that names the methods compiled after it), stream (a monitoring stream that ended without its end while its process still answers: damage; a process that exits is no failure), window, discover.", []string{"stage"}, nil)
+	descErrors   = prometheus.NewDesc("clrevents_monitor_errors_total", "Failures, by stage: attach, prime (the rundown at attach, or the session that names the methods compiled after it), stream (a monitoring stream that ended without its end while its process still answers: damage; a process that exits is no failure), window (a window that gave no profile or trace; one cut short by its process's exit gives what it recorded and is no failure), discover.", []string{"stage"}, nil)
 	descRead     = prometheus.NewDesc("clrevents_monitor_events_read_total", "Events read from the process's monitoring session.", []string{"pid", "process"}, nil)
 	descDropped  = prometheus.NewDesc("clrevents_monitor_events_dropped_total", "Events the runtime dropped from the process's monitoring session (its buffer was full).", []string{"pid", "process"}, nil)
 )

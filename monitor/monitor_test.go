@@ -625,6 +625,10 @@ func TestWindowProcessExits(t *testing.T) {
 	if d := time.Duration(p.DurationNanos); d < 500*time.Millisecond || d > 4*time.Second {
 		t.Errorf("the window's profile lasts %v; the process exited after about 1 s of 5", d)
 	}
+	// The window gave its profile: no failure to count.
+	if n, _ := series(families(t, s), "clrevents_monitor_errors_total", "stage", "window"); n != 0 {
+		t.Errorf("%v window errors for a window that gave its profile", n)
+	}
 }
 
 // TestComeAndGo: a process that appears is attached within a few polls;

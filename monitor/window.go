@@ -80,12 +80,13 @@ func (m *Monitor) Profile(ctx context.Context, pid int, k profile.Kind, d time.D
 		b.Add(e) // an event that does not decode is left out
 	})
 	if err != nil {
-		m.errs[stageWindow].Add(1)
 		if b == nil || !errors.Is(err, io.ErrUnexpectedEOF) {
+			m.errs[stageWindow].Add(1)
 			return procErr(pid, err)
 		}
 		// The stream was cut short (the process exited): what was
-		// recorded is the profile, its duration the time recorded.
+		// recorded is the profile, its duration the time recorded. A
+		// process that exits is no failure of the monitor's.
 		m.logf("process %d: the %v window ended after %v, its stream cut short (the process exited?): %v", pid, k, time.Since(start).Round(time.Millisecond), err)
 	}
 	// The code map is the monitoring session's too: resolve and write
