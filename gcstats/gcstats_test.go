@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/gcstats"
 	"github.com/clrgo/clrevents/internal/baseline"
 	"github.com/clrgo/clrevents/internal/tracetest"
@@ -621,5 +622,35 @@ func TestNewerVersion(t *testing.T) {
 	}
 	if got != want || want != 478 {
 		t.Errorf("%d GCs with GCStart version 3, %d with version 2; want 478", got, want)
+	}
+
+	// The same with a generated package of one's own that has version
+	// 3, and the GC events of clrevents under its own names, before or
+	// after clrevents': it decodes them, and the model still finds them
+	// as clrevents' (before, it found no GC).
+	own := tracetest.OwnPackage("own", func(info *clrevents.EventInfo) bool { return strings.HasPrefix(info.Name, "GC") }, true)
+	for _, tables := range [][]*clrimpl.Table{{own, clrevents.Table()}, {clrevents.Table(), own}} {
+		r, err := trace.NewReader(bytes.NewReader(tracetest.NewerGCStart(t, path)), trace.WithEvents(tables...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := gcstats.Read(r)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, pause := 0, time.Duration(0)
+		for _, p := range a.Processes() {
+			got += len(p.GCs)
+			for _, g := range p.GCs {
+				pause += g.Pause
+			}
+		}
+		if got != want {
+			t.Errorf("with a package of one's own (tables %v): %d GCs, want %d", tables, got, want)
+		}
+		if pause <= 0 {
+			t.Errorf("with a package of one's own (tables %v): pauses sum to %v ms", tables, pause)
+		}
 	}
 }

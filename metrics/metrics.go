@@ -280,7 +280,7 @@ func (p *Process) runtime(e *trace.Event) error {
 	default:
 		return nil
 	}
-	ev, err := e.Decode()
+	ev, err := e.DecodeIn(clrevents.Table())
 	if err != nil {
 		return err
 	}

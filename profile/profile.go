@@ -517,10 +517,10 @@ func (b *Builder) classify(info *clrevents.EventInfo) class {
 	return c
 }
 
-// clrType is e's type when it is one of clrevents' (the types a Builder
-// knows).
+// clrType is e's type in clrevents (the types a Builder knows), whatever
+// other generated packages the program links; add1 decodes with it.
 func clrType(e *trace.Event) (*clrevents.EventInfo, bool) {
-	typ, ok := e.DecodeType()
+	typ, ok := e.DecodeTypeIn(clrevents.Table())
 	if !ok {
 		return nil, false
 	}
@@ -698,7 +698,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 		if info.Provider != clrevents.ProviderSampleProfiler || name != "ThreadSample" {
 			return nil
 		}
-		ev, err := e.Decode()
+		ev, err := e.DecodeIn(clrevents.Table())
 		if err != nil {
 			return err
 		}
@@ -710,7 +710,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 	case Alloc:
 		switch {
 		case strings.HasPrefix(name, "GCAllocationTick"):
-			ev, err := e.Decode()
+			ev, err := e.DecodeIn(clrevents.Table())
 			if err != nil {
 				return err
 			}
@@ -725,7 +725,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 			n := f.Amount()
 			b.add(pid, e.ThreadID(), ts, e.Stack(), 1, int64(n), b.label("Type ", f.TypeName, ""))
 		case name == "AllocationSampled":
-			ev, err := e.Decode()
+			ev, err := e.DecodeIn(clrevents.Table())
 			if err != nil {
 				return err
 			}
@@ -743,7 +743,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 		if !strings.HasPrefix(name, "Contention") {
 			return nil
 		}
-		ev, err := e.Decode()
+		ev, err := e.DecodeIn(clrevents.Table())
 		if err != nil {
 			return err
 		}
@@ -779,7 +779,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 		if strings.HasPrefix(name, "ExceptionThrown") && name != "ExceptionThrownStop" {
 			var leaf uint32
 			if name != "ExceptionThrown" { // version 0 names no type
-				ev, err := e.Decode()
+				ev, err := e.DecodeIn(clrevents.Table())
 				if err != nil {
 					return err
 				}

@@ -21,6 +21,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/internal/tracetest"
 	"github.com/clrgo/clrevents/symbols"
 	"github.com/clrgo/clrevents/trace"
 )
@@ -704,5 +705,46 @@ func TestSampleTypes(t *testing.T) {
 	}
 	if p.ExternalSamples != 0 || p.ManagedSamples != 0 {
 		t.Errorf("ETW: external %d, managed %d", p.ExternalSamples, p.ManagedSamples)
+	}
+}
+
+// TestOwnPackageFirst: a program that links a generated package of its
+// own with the runtime's events, decoding before clrevents, gets the same
+// profiles: the builder and its code map know the runtime's events as
+// clrevents' types, which DecodeTypeIn finds whatever decodes first
+// (before, every method event decoded as the other package's type, so
+// no frame resolved, and no sample or allocation was one).
+func TestOwnPackageFirst(t *testing.T) {
+	own := tracetest.OwnPackage("own", func(*clrevents.EventInfo) bool { return true }, false)
+	for _, c := range []struct {
+		path string
+		kind Kind
+	}{
+		{golden, CPU},
+		{"../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip", Alloc},
+		{"../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip", Contention},
+		{"../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip", Exception},
+	} {
+		folded := func(opts ...trace.Option) []byte {
+			r, err := trace.Open(c.path, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			p, err := Build(r, Options{Kind: c.kind})
+			if err != nil {
+				t.Fatalf("%s %v: %v", c.path, c.kind, err)
+			}
+			var b bytes.Buffer
+			if err := p.WriteFolded(&b); err != nil {
+				t.Fatal(err)
+			}
+			return b.Bytes()
+		}
+		want := folded()
+		got := folded(trace.WithEvents(own, clrevents.Table()))
+		if !bytes.Equal(got, want) || len(want) == 0 {
+			t.Errorf("%s %v: with a package of one's own first, %d bytes of folded stacks, want the %d of clrevents alone", c.path, c.kind, len(got), len(want))
+		}
 	}
 }

@@ -290,11 +290,17 @@ func (m *Map) Add(e *trace.Event) error {
 		}
 		return nil
 	}
+	// The runtime's events as clrevents has them, whatever other
+	// generated packages the program links (a newer version of a method
+	// event in one is the older version here).
+	if typ, ok = e.DecodeTypeIn(clrevents.Table()); !ok {
+		return nil
+	}
 	d := typ.Descriptor()
 	if m.ignored[d] || !IsCodeEvent(d.Name) {
 		return nil
 	}
-	ev, err := e.Decode()
+	ev, err := e.DecodeIn(clrevents.Table())
 	if err != nil {
 		return err
 	}

@@ -348,6 +348,72 @@ func (e *Event) decodeType() typeRef {
 	return e.r.find(e.res.provs, classicID(e.et), e.Version(), true)
 }
 
+// DecodeTypeIn is DecodeType in table t alone: the event's type in t, or,
+// for a version t lacks (unless the Reader was made WithExactVersions),
+// the newest older version t has; false when t has neither or is not
+// among the Reader's tables. Code built on one generated package's types
+// (as this module's analyses are on clrevents') finds the runtime's events
+// with it whatever else the program links: a package of one's own
+// generated from a newer manifest has a new version of an event, which
+// Decode and DecodeType give as that package's type; here it is still the
+// older version t has. It decodes nothing.
+func (e *Event) DecodeTypeIn(t *clrimpl.Table) (clrimpl.EventType, bool) {
+	ref := e.decodeTypeIn(t)
+	if !ref.ok() {
+		return nil, false
+	}
+	return e.r.eventType(ref), true
+}
+
+// DecodeIn decodes the event with DecodeTypeIn's type, as Decode does with
+// DecodeType's (into the Reader's one value of that type; an event t does
+// not have returns clrimpl.ErrUnknownEvent).
+func (e *Event) DecodeIn(t *clrimpl.Table) (clrimpl.Event, error) {
+	ref := e.decodeTypeIn(t)
+	if !ref.ok() {
+		return nil, clrimpl.ErrUnknownEvent
+	}
+	ev := e.r.value(ref)
+	if _, err := ev.Decode(e.Payload(), e.PointerSize()); err != nil {
+		return nil, e.decodeError(err)
+	}
+	return ev, nil
+}
+
+// decodeTypeIn is decodeType in table t alone. Decode's own type is the
+// answer when it is t's (every event, when t is the first table); else t
+// is searched for the event's version, then an older one.
+func (e *Event) decodeTypeIn(t *clrimpl.Table) typeRef {
+	ref := e.decodeType()
+	if e.r == nil || ref.ok() && e.r.ts.tables[ref.t-1] == t {
+		return ref
+	}
+	if e.res == nil {
+		return noType
+	}
+	var id uint16
+	var version uint8
+	switch {
+	case e.nt != nil:
+		id, version = e.nt.ID, e.nt.Version
+	case e.et != nil:
+		id, version = classicID(e.et), e.et.Version
+	default:
+		return noType
+	}
+	for _, pr := range e.res.provs {
+		if e.r.ts.tables[pr.t] != t {
+			continue
+		}
+		one := [1]provRef{pr}
+		if ref := e.r.find(one[:], id, version, false); ref.ok() || e.r.cfg.exact {
+			return ref
+		}
+		return e.r.find(one[:], id, version, true)
+	}
+	return noType
+}
+
 // Decode decodes the payload into the event's generated type, from the
 // tables the Reader decodes with (see WithEvents; the values are of the
 // generated packages' own types, such as *clrevents.GCStartV2, so a type

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"errors"
 	"slices"
 	"testing"
 
@@ -105,5 +106,74 @@ func TestTypePkg(t *testing.T) {
 		if got := typePkg(c.v); got != c.want {
 			t.Errorf("typePkg(%T) = %q, want %q", c.v, got, c.want)
 		}
+	}
+}
+
+// TestDecodeTypeIn: with a generated package of one's own that has the
+// newer version (GCStart version 3), Decode gives that package's type,
+// and DecodeTypeIn and DecodeIn with clrevents' table still give
+// clrevents' version 2, whichever table comes first. Events both tables
+// have exactly are found in each.
+func TestDecodeTypeIn(t *testing.T) {
+	own := tracetest.OwnPackage("own", func(info *clrevents.EventInfo) bool { return info.Name == "GCEnd_V1" }, true)
+	v2, _ := clrevents.Lookup(clrevents.ProviderRuntime, 1, 2)
+	end, _ := clrevents.Lookup(clrevents.ProviderRuntime, 2, 1)
+	for _, tables := range [][]*clrimpl.Table{{clrevents.Table(), own}, {own, clrevents.Table()}} {
+		r, err := NewReader(bytes.NewReader(tracetest.NewerGCStart(t, "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip")), WithEvents(tables...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		starts, ends := 0, 0
+		for {
+			e, err := r.Next()
+			if err != nil {
+				break
+			}
+			if e.Provider() != "Microsoft-Windows-DotNETRuntime" || e.ID() > 2 || e.ID() == 0 {
+				continue
+			}
+			typ, _ := e.DecodeType()
+			in, ok := e.DecodeTypeIn(clrevents.Table())
+			ev, err := e.DecodeIn(clrevents.Table())
+			ownTyp, ownOK := e.DecodeTypeIn(own)
+			switch e.ID() {
+			case 1:
+				starts++
+				if typ.Descriptor().Name != "own:GCStart_V3" || !ok || in != clrimpl.EventType(v2) || err != nil || ev.Descriptor() != v2.Descriptor() {
+					t.Fatalf("tables %v: GCStart v3: DecodeType %s, DecodeTypeIn(clrevents) %v %v, DecodeIn %T %v", tables, typ.Descriptor().Name, in, ok, ev, err)
+				}
+				if _, isV2 := ev.(*clrevents.GCStartV2); !isV2 || !ownOK || ownTyp != typ {
+					t.Fatalf("tables %v: GCStart v3 decoded in clrevents as %T; in its own table %v %v", tables, ev, ownTyp, ownOK)
+				}
+			case 2:
+				ends++
+				if !ok || in != clrimpl.EventType(end) || err != nil || !ownOK || ownTyp.Descriptor().Name != "own:GCEnd_V1" {
+					t.Fatalf("tables %v: GCEnd: DecodeTypeIn(clrevents) %v %v %v; own %v %v", tables, in, ok, err, ownTyp, ownOK)
+				}
+				if want := tables[0] == own; (typ == ownTyp) != want {
+					t.Fatalf("tables %v: GCEnd decodes as %s", tables, typ.Descriptor().Name)
+				}
+			}
+		}
+		r.Close()
+		if starts != 478 || ends != 478 {
+			t.Errorf("tables %v: %d GCStart, %d GCEnd, want 478 each", tables, starts, ends)
+		}
+	}
+	// A table the Reader does not have: nothing.
+	r, err := NewReader(bytes.NewReader(tracetest.NewerGCStart(t, "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	e, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.DecodeTypeIn(own); ok {
+		t.Error("DecodeTypeIn of a table the Reader does not decode with found a type")
+	}
+	if _, err := e.DecodeIn(own); !errors.Is(err, clrimpl.ErrUnknownEvent) {
+		t.Errorf("DecodeIn of a table the Reader does not have: %v", err)
 	}
 }

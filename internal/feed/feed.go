@@ -60,22 +60,23 @@ type Feed struct {
 	Undecoded trace.DecodeErrors
 }
 
-// Take returns e decoded when want holds its type (Event.DecodeType: a
-// newer version than clrevents has is the older one it decodes as), and
+// Take returns e decoded when want holds its type in clrevents
+// (Event.DecodeTypeIn: a newer version than clrevents has, in the tables
+// or in another generated package, is the older one clrevents has), and
 // false for every other event and for one that does not decode (which it
 // counts).
 func Take[K comparable](f *Feed, e *trace.Event, want Kinds[K]) (clrimpl.Event, bool) {
 	if f.Origin.IsZero() {
 		f.Origin = e.Time()
 	}
-	typ, ok := e.DecodeType()
+	typ, ok := e.DecodeTypeIn(clrevents.Table())
 	if !ok {
 		return nil, false
 	}
 	if _, ok := want[typ]; !ok {
 		return nil, false
 	}
-	ev, err := e.Decode()
+	ev, err := e.DecodeIn(clrevents.Table())
 	if err != nil {
 		f.Undecoded.AddEvent(e, err)
 		return nil, false

@@ -7,12 +7,16 @@ import (
 	"bytes"
 	"compress/flate"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf16"
+
+	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 )
 
 // Bytes returns the trace at path: the file's bytes, or for a .zip the
@@ -173,4 +177,65 @@ func NewerGCStart(tb testing.TB, path string) []byte {
 	}
 	binary.LittleEndian.PutUint32(data[i+len(pat)-4:], 3)
 	return data
+}
+
+// OwnPackage stands for a generated package of a user's own (one made
+// with clrgen from a newer manifest) in a program that links clrevents
+// too: a table of clrevents' types that keep holds, under the package's
+// names ("pkg:GCStart_V2") and with values of a Go type of its own, which
+// the analyses do not know; and, with newer, the runtime's GCStart
+// version 3 as NewerGCStart writes it, which clrevents lacks (decoded as
+// version 2's fields).
+func OwnPackage(pkg string, keep func(*clrevents.EventInfo) bool, newer bool) *clrimpl.Table {
+	var types []clrimpl.EventType
+	for _, info := range clrevents.Events() {
+		if keep(info) {
+			types = append(types, ownType(pkg, info, info.Version))
+		}
+	}
+	if newer {
+		v2, _ := clrevents.Lookup(clrevents.ProviderRuntime, 1, 2)
+		types = append(types, ownType(pkg, v2, 3))
+	}
+	return clrimpl.NewTable(pkg, clrevents.Providers(), types)
+}
+
+func ownType(pkg string, info *clrevents.EventInfo, version uint8) *ownEventType {
+	t := &ownEventType{info: info, desc: *info.Descriptor()}
+	t.desc.Version = version
+	t.desc.Name = fmt.Sprintf("%s:%s", pkg, info.Name)
+	if version != info.Version {
+		t.desc.Name = fmt.Sprintf("%s:%s_V%d", pkg, strings.TrimSuffix(info.Name, fmt.Sprintf("_V%d", info.Version)), version)
+	}
+	return t
+}
+
+type ownEventType struct {
+	info *clrevents.EventInfo
+	desc clrimpl.Descriptor
+}
+
+func (t *ownEventType) Descriptor() *clrimpl.Descriptor { return &t.desc }
+
+// New returns a value of the type; a stack walk's is a clrimpl.StackWalk,
+// as a generated package's are.
+func (t *ownEventType) New() clrimpl.Event {
+	ev := t.info.New()
+	if _, ok := ev.(clrimpl.StackWalk); ok {
+		return &ownWalk{ownEvent{Event: ev, typ: t}}
+	}
+	return &ownEvent{Event: ev, typ: t}
+}
+
+type ownEvent struct {
+	clrimpl.Event
+	typ *ownEventType
+}
+
+func (e *ownEvent) Descriptor() *clrimpl.Descriptor { return &e.typ.desc }
+
+type ownWalk struct{ ownEvent }
+
+func (e *ownWalk) AppendStackWalk(dst []uint64) []uint64 {
+	return e.Event.(clrimpl.StackWalk).AppendStackWalk(dst)
 }
