@@ -155,6 +155,9 @@ type GC struct {
 	ended, hasHeapStats, concurrent, restarted bool
 	perHeap                                    int
 	tid                                        int64 // the thread of its start event
+	// prevStats is the last GC with heap statistics when this one
+	// started: what its heap before is estimated from.
+	prevStats *GC
 	sinceLastEnd                               time.Duration
 }
 
@@ -226,6 +229,9 @@ type state struct {
 	// allocAtLastGC is Allocated at the last GC's heap statistics.
 	allocAtLastGC [3]uint64
 	prevStats     *GC // the last GC with heap statistics
+	// lastDone is the GC completed last: a server background GC's
+	// histories, which come after its end, are its.
+	lastDone *GC
 }
 
 // ErrNoEvents is the error Read returns when the trace has no GC: no
@@ -870,6 +876,7 @@ func (p *Process) start(t time.Time, tid int64, f clrevents.GCStartFields) error
 		Type:       f.Type,
 		Start:      t,
 		tid:        tid,
+		prevStats:  s.prevStats,
 	}
 	if gc.Reason == clrevents.GCReasonPMFullGC {
 		if cur := p.current(); cur != nil {
@@ -939,29 +946,34 @@ func (p *Process) heapStats(t time.Time, f clrevents.GCHeapStatsFields) {
 	s.lastEnd = t
 }
 
-// estimateHeapBefore sets HeapBefore when the per-heap histories did not:
-// the previous GC's sizes, with generation 0 grown by what was allocated
-// since (it cannot have shrunk), as PerfView estimates it.
+// estimateHeapBefore sets HeapBefore when the per-heap histories did not,
+// as PerfView estimates it: the sizes after the last GC with heap
+// statistics before this one began (for a background GC, the GC before
+// it, not one that ran during it), generation 0 grown by what was
+// allocated since, and the large and pinned object heaps at least as
+// large as this GC left them (a GC of generation 0 or 1 does not shrink
+// them, so what they hold after it they held before).
 func (p *Process) estimateHeapBefore(gc *GC) {
 	if gc.perHeap > 0 {
 		return
 	}
 	gc.HeapBeforeEstimated = true
 	gen0 := gc.Allocated[0]
-	prev := p.s.prevStats
+	prev := gc.prevStats
 	if prev == nil {
 		gc.HeapBefore = gen0
 		return
 	}
-	gen0 = max(gen0, prev.GenSizeAfter[Gen0])
-	gc.HeapBefore = prev.HeapAfter - prev.GenSizeAfter[Gen0] + gen0
+	after := prev.GenSizeAfter
+	gc.HeapBefore = max(gen0, after[Gen0]) + after[1] + after[Gen2] +
+		max(after[3], gc.GenSizeAfter[3]) + max(after[4], gc.GenSizeAfter[4])
 }
 
 func (p *Process) globalHistory(f clrevents.GCGlobalHeapFields) {
 	gc := p.current()
-	if gc == nil && len(p.GCs) > 0 {
+	if gc == nil {
 		// Server background GCs log their histories after the end.
-		gc = p.GCs[len(p.GCs)-1]
+		gc = p.s.lastDone
 	}
 	n := int(f.NumHeaps)
 	if gc != nil && n > 0 {
@@ -975,8 +987,8 @@ func (p *Process) globalHistory(f clrevents.GCGlobalHeapFields) {
 // Framework) carry them in per-generation arrays of different shapes.
 func (p *Process) perHeapHistory(ev clrevents.Event) error {
 	gc := p.current()
-	if gc == nil && len(p.GCs) > 0 {
-		gc = p.GCs[len(p.GCs)-1]
+	if gc == nil {
+		gc = p.s.lastDone // as globalHistory
 	}
 	if gc == nil {
 		return nil
@@ -1047,6 +1059,7 @@ func (p *Process) complete(gc *GC) {
 		return
 	}
 	gc.Complete = true
+	p.s.lastDone = gc
 	if !gc.HasPause {
 		return
 	}

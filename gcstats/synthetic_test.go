@@ -426,3 +426,106 @@ func TestRestartLost(t *testing.T) {
 		t.Errorf("summary: %d GCs, %d with the pause unknown, max pause %v; want 2, 1, 2ms", s.All.Count, s.PauseUnknown, s.All.MaxPause)
 	}
 }
+
+// TestServerBackgroundHistoriesAfterEnd: a server background GC logs its
+// per-heap and global histories after its end, here after a foreground
+// GC that ran during it: they are the background GC's (the GC completed
+// last, as PerfView takes them), not the foreground GC's, which started
+// last (before, the foreground GC's heap before was both GCs' summed and
+// the background GC's was an estimate of no heaps).
+func TestServerBackgroundHistoriesAfterEnd(t *testing.T) {
+	const user, bgc = 100, 200
+	heap := func(h uint32, before uint64) *clrevents.GCPerHeapHistoryV3 {
+		return &clrevents.GCPerHeapHistoryV3{HeapIndex: h, Count: 1, Values: clrevents.GCPerHeapHistoryV3ValuesArrayOf(
+			clrevents.GCPerHeapHistoryV3ValuesElem{SizeBefore: before, FreeListAfter: uint64(h) + 1})}
+	}
+	f := newFeed()
+	f.suspend(10, user, clrevents.GCSuspendEEReasonSuspendForGC)
+	f.at(10.1, user, &clrevents.GCSuspendEEEndV1{})
+	f.at(10.2, user, &clrevents.GCStartV2{Count: 5, Depth: 2, Type: clrevents.GCTypeBackgroundGC})
+	f.at(11, user, &clrevents.GCRestartEEEndV1{})
+	f.suspend(20, user, clrevents.GCSuspendEEReasonSuspendForGC)
+	f.at(20.1, user, &clrevents.GCSuspendEEEndV1{})
+	f.at(20.2, user, &clrevents.GCStartV2{Count: 6, Depth: 0, Type: clrevents.GCTypeForegroundGC})
+	f.at(20.5, 11, heap(0, 1000))
+	f.at(20.5, 12, heap(1, 1000))
+	f.at(20.6, user, &clrevents.GCGlobalHeapHistoryV2{NumHeaps: 2})
+	f.at(21, user, &clrevents.GCEndV1{Count: 6, Depth: 0})
+	f.at(21.1, user, &clrevents.GCHeapStatsV2{GenerationSize0: 50, GenerationSize2: 10000})
+	f.at(21.2, user, &clrevents.GCRestartEEEndV1{})
+	f.suspend(30, bgc, clrevents.GCSuspendEEReasonSuspendForGCPrep)
+	f.at(30.1, bgc, &clrevents.GCSuspendEEEndV1{})
+	f.at(31, bgc, &clrevents.GCRestartEEEndV1{})
+	f.at(40, bgc, &clrevents.GCEndV1{Count: 5, Depth: 2})
+	f.at(40.1, bgc, &clrevents.GCHeapStatsV2{GenerationSize0: 50, GenerationSize2: 5000})
+	f.at(40.2, 11, heap(0, 7000))
+	f.at(40.2, 12, heap(1, 7000))
+	f.at(40.3, bgc, &clrevents.GCGlobalHeapHistoryV2{NumHeaps: 2})
+	p := f.process(t)
+	if len(p.GCs) != 2 {
+		t.Fatalf("%d GCs, want 2", len(p.GCs))
+	}
+	for _, c := range []struct {
+		gc     *gcstats.GC
+		before uint64
+	}{{p.GCs[0], 14000}, {p.GCs[1], 2000}} {
+		g := c.gc
+		if g.HeapBefore != c.before || g.HeapBeforeEstimated || g.Heaps != 2 || g.TotalFragmentation() != 3 {
+			t.Errorf("GC %d: heap before %d (estimated %v), %d heaps, free %d; want %d from its own 2 heaps' histories, free 3",
+				g.Number, g.HeapBefore, g.HeapBeforeEstimated, g.Heaps, g.TotalFragmentation(), c.before)
+		}
+	}
+}
+
+// TestEstimateLargeHeaps: without per-heap histories the heap before a
+// GC counts the large and pinned object heaps at least as large as the
+// GC left them (a GC of generation 0 does not shrink them), as PerfView
+// estimates; and a background GC's estimate starts from the GC before
+// it, not from a foreground GC that ran during it.
+func TestEstimateLargeHeaps(t *testing.T) {
+	f := newFeed()
+	blocking := func(ms float64, n, gen uint32, hs *clrevents.GCHeapStatsV2) {
+		f.suspend(ms, 1, clrevents.GCSuspendEEReasonSuspendForGC)
+		f.at(ms+0.1, 1, &clrevents.GCSuspendEEEndV1{})
+		f.at(ms+0.2, 1, &clrevents.GCStartV2{Count: n, Depth: gen, Type: clrevents.GCTypeNonConcurrentGC})
+		f.at(ms+1, 1, &clrevents.GCEndV1{Count: n, Depth: gen})
+		f.at(ms+1.1, 1, hs)
+		f.at(ms+1.2, 1, &clrevents.GCRestartEEEndV1{})
+	}
+	blocking(10, 1, 0, &clrevents.GCHeapStatsV2{GenerationSize0: 100_000, GenerationSize2: 1_000_000, GenerationSize3: 1_000_000, GenerationSize4: 10})
+	for i := range 20 {
+		f.at(20+float64(i)/10, 1, &clrevents.GCAllocationTickV4{AllocationAmount: 100_000, AllocationAmount64: 100_000, AllocationKind: clrevents.GCAllocationKindLarge})
+	}
+	f.at(23, 1, &clrevents.GCAllocationTickV4{AllocationAmount: 200_000, AllocationAmount64: 200_000, AllocationKind: clrevents.GCAllocationKindSmall})
+	blocking(30, 2, 0, &clrevents.GCHeapStatsV2{GenerationSize0: 100_000, GenerationSize2: 1_000_000, GenerationSize3: 3_000_000, GenerationSize4: 50})
+	p := f.process(t)
+	if g := p.GCs[1]; !g.HeapBeforeEstimated || g.HeapBefore != 200_000+1_000_000+3_000_000+50 {
+		t.Errorf("gen 0 GC after 2 MB of large objects: heap before %d (estimated %v), want 4200050 (the large object heap's 3 MB after it held before)", g.HeapBefore, g.HeapBeforeEstimated)
+	}
+
+	// A background GC (5) with a foreground GC (6) during it.
+	f = newFeed()
+	blocking(1, 4, 1, &clrevents.GCHeapStatsV2{GenerationSize0: 10, GenerationSize2: 1000})
+	f.suspend(10, 1, clrevents.GCSuspendEEReasonSuspendForGC)
+	f.at(10.1, 1, &clrevents.GCSuspendEEEndV1{})
+	f.at(10.2, 1, &clrevents.GCStartV2{Count: 5, Depth: 2, Type: clrevents.GCTypeBackgroundGC})
+	f.at(11, 1, &clrevents.GCRestartEEEndV1{})
+	f.suspend(20, 1, clrevents.GCSuspendEEReasonSuspendForGC)
+	f.at(20.1, 1, &clrevents.GCSuspendEEEndV1{})
+	f.at(20.2, 1, &clrevents.GCStartV2{Count: 6, Depth: 0, Type: clrevents.GCTypeForegroundGC})
+	f.at(21, 1, &clrevents.GCEndV1{Count: 6, Depth: 0})
+	f.at(21.1, 1, &clrevents.GCHeapStatsV2{GenerationSize0: 20, GenerationSize2: 9000})
+	f.at(21.2, 1, &clrevents.GCRestartEEEndV1{})
+	f.at(40, 2, &clrevents.GCEndV1{Count: 5, Depth: 2})
+	f.at(40.1, 2, &clrevents.GCHeapStatsV2{GenerationSize0: 20, GenerationSize2: 500})
+	p = f.process(t)
+	var bg *gcstats.GC
+	for _, g := range p.GCs {
+		if g.Number == 5 {
+			bg = g
+		}
+	}
+	if bg == nil || bg.HeapBefore != 1010 {
+		t.Errorf("background GC: %+v; want its heap before estimated from GC 4's 1010 bytes, not GC 6's", bg)
+	}
+}
