@@ -157,8 +157,8 @@ type GC struct {
 	tid                                        int64 // the thread of its start event
 	// prevStats is the last GC with heap statistics when this one
 	// started: what its heap before is estimated from.
-	prevStats *GC
-	sinceLastEnd                               time.Duration
+	prevStats    *GC
+	sinceLastEnd time.Duration
 }
 
 // TotalFragmentation is the free space of all generations after the GC.
