@@ -160,6 +160,12 @@ func TestPprofGoTool(t *testing.T) {
 	if !bytes.Contains(out, []byte("mvc-hello-world!Example.Program.Work")) {
 		t.Errorf("function names missing:\n%s", out)
 	}
+	// Names whole, with their parameters: pprof cuts what looks like
+	// C++'s parameters out of a name whose SystemName is the same, and
+	// .NET's overloads then merge.
+	if !bytes.Contains(out, []byte("mvc-hello-world!Example.Program.Main(class System.String[])")) {
+		t.Errorf("go tool pprof cut the parameters out of a method's name:\n%s", out)
+	}
 	// An EventPipe trace does not name its executable: pprof names no
 	// main binary rather than the first module it met.
 	if pp.Mapping[0].File != "" || bytes.Contains(out, []byte("File:")) {

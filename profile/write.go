@@ -155,10 +155,15 @@ func (p *Profile) Pprof() *profile.Profile {
 	out.DefaultSampleType = p.SampleTypes[p.main()].Type
 	mappings := map[string]*profile.Mapping{}
 	functions := map[string]*profile.Function{}
+	// A function has its Name alone, no SystemName: pprof takes a name
+	// whose SystemName is the same for one still to demangle, and cuts
+	// what looks like C++'s parameters and template arguments out of it,
+	// which merges .NET's overloads (Visit(class …IEnumerable`1<…>) and
+	// Visit(…) became one Visit).
 	function := func(name, file string) *profile.Function {
 		fn := functions[name]
 		if fn == nil {
-			fn = &profile.Function{ID: uint64(len(out.Function) + 1), Name: name, SystemName: name, Filename: file}
+			fn = &profile.Function{ID: uint64(len(out.Function) + 1), Name: name, Filename: file}
 			functions[name] = fn
 			out.Function = append(out.Function, fn)
 		}
