@@ -2,9 +2,11 @@ package gcstats
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"html"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -214,9 +216,13 @@ func pauseChart(w *bufio.Writer, origin time.Time, p *Process) {
 	base := c.height - c.bottom
 	for _, gc := range p.GCs {
 		x := c.x(pauseOrStart(gc).Sub(origin).Seconds())
-		if !gc.HasPause {
-			fmt.Fprintf(w, "<rect class=\"pause unknown\" x=\"%.1f\" y=\"%.1f\" width=\"3\" height=\"8\" fill=\"%s\"><title>GC %d (gen %d, %s): pause unknown, the trace began after its suspension</title></rect>\n",
-				x-1, base-8, unknownColor, gc.Number, gc.Generation, html.EscapeString(gc.Reason.String()))
+		if !gc.pauseKnown() {
+			why := "the trace does not hold its suspension"
+			if gc.HasPause {
+				why = "the trace does not hold its end"
+			}
+			fmt.Fprintf(w, "<rect class=\"pause unknown\" x=\"%.1f\" y=\"%.1f\" width=\"3\" height=\"8\" fill=\"%s\"><title>GC %d (gen %d, %s): pause unknown, %s</title></rect>\n",
+				x-1, base-8, unknownColor, gc.Number, gc.Generation, html.EscapeString(gc.Reason.String()), why)
 			continue
 		}
 		h := math.Max(base-c.y(float64(gc.Pause)/float64(time.Millisecond)), 1)
@@ -238,13 +244,22 @@ func heapChart(w *bufio.Writer, origin time.Time, p *Process) {
 	c := newChart(x0, x1, top)
 	c.open(w, "heap", "heap (MB)")
 	fmt.Fprintf(w, "<polyline class=\"heap-line\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", heapColor)
+	// The points in time order: a background GC's end comes after the
+	// foreground GCs that ran during it, so the GCs' order (by start)
+	// would draw the line back in time.
+	type point struct{ x, y float64 }
+	var pts []point
 	for _, gc := range p.GCs {
 		if !gc.Complete {
 			continue
 		}
-		fmt.Fprintf(w, "%.1f,%.1f %.1f,%.1f ",
-			c.x(pauseOrStart(gc).Sub(origin).Seconds()), c.y(float64(gc.HeapBefore)/1e6),
-			c.x(gc.Start.Add(gc.Duration).Sub(origin).Seconds()), c.y(float64(gc.HeapAfter)/1e6))
+		pts = append(pts,
+			point{c.x(pauseOrStart(gc).Sub(origin).Seconds()), c.y(float64(gc.HeapBefore) / 1e6)},
+			point{c.x(gc.Start.Add(gc.Duration).Sub(origin).Seconds()), c.y(float64(gc.HeapAfter) / 1e6)})
+	}
+	slices.SortStableFunc(pts, func(a, b point) int { return cmp.Compare(a.x, b.x) })
+	for _, pt := range pts {
+		fmt.Fprintf(w, "%.1f,%.1f ", pt.x, pt.y)
 	}
 	w.WriteString("\"/>\n")
 	for _, gc := range p.GCs {

@@ -69,7 +69,10 @@ func writeProcessHTML(w *bufio.Writer, origin time.Time, p *Process) {
 		len(p.GCs), kind, msString(s.All.TotalPause), s.PausePercent, s.Span.Seconds(),
 		secondsString(start.Sub(origin)), secondsString(end.Sub(origin)), html.EscapeString(allocationNote(s)), mbString(s.MaxHeap))
 	if s.PauseUnknown > 0 {
-		fmt.Fprintf(w, "<p>Pauses unknown (marked ? and grey, not in the pause figures): %d of the GCs began before the trace did.</p>\n", s.PauseUnknown)
+		fmt.Fprintf(w, "<p>Pauses unknown (marked ? and grey, not in the pause figures): the trace does not hold the suspension of %d of the GCs (it began before the trace, or its events were lost).</p>\n", s.PauseUnknown)
+	}
+	if s.Incomplete > 0 {
+		fmt.Fprintf(w, "<p>The trace does not hold the end of %d of the GCs (marked *): what needs it is ?, and they are not in the figures.</p>\n", s.Incomplete)
 	}
 	w.WriteString("<table class=\"summary\"><tr><th>gen</th><th>count</th><th>mean pause ms</th><th>max pause ms</th><th>total pause ms</th></tr>\n")
 	for g, gs := range s.Gens {
@@ -83,7 +86,7 @@ func writeProcessHTML(w *bufio.Writer, origin time.Time, p *Process) {
 	for g, c := range genColors {
 		fmt.Fprintf(w, "<span style=\"background:%s\"></span>gen %d", c, g)
 	}
-	if s.PauseUnknown > 0 {
+	if s.PauseUnknown > 0 || s.Incomplete > 0 {
 		fmt.Fprintf(w, "<span style=\"background:%s\"></span>pause unknown", unknownColor)
 	}
 	w.WriteString("</div>\n")
@@ -95,22 +98,15 @@ func writeProcessHTML(w *bufio.Writer, origin time.Time, p *Process) {
 
 	w.WriteString("<h3>GCs</h3>\n<table class=\"gcs\"><tr><th>GC</th><th>start ms</th><th>gen</th><th>type</th><th>reason</th><th>pause ms</th><th>pauses</th><th>duration ms</th><th>before MB</th><th>after MB</th><th>free after MB</th><th>pinned</th></tr>\n")
 	for _, gc := range p.GCs {
-		before := mbString(gc.HeapBefore)
-		if gc.HeapBeforeEstimated {
-			before = "~" + before
+		c := cellsOf(gc)
+		number := strconv.FormatInt(gc.Number, 10)
+		if !gc.Complete {
+			number += "*"
 		}
-		free := "-"
-		if gc.HasFragmentation {
-			free = mbString(gc.TotalFragmentation())
-		}
-		pause, pauses := "?", "?"
-		if gc.HasPause {
-			pause, pauses = msString(gc.Pause), strconv.Itoa(gc.Pauses)
-		}
-		fmt.Fprintf(w, "<tr><td>%d</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>\n",
-			gc.Number, msString(gc.Start.Sub(origin)), gc.Generation,
+		fmt.Fprintf(w, "<tr><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
+			number, msString(gc.Start.Sub(origin)), gc.Generation,
 			html.EscapeString(gc.Type.String()), html.EscapeString(gc.Reason.String()),
-			pause, pauses, msString(gc.Duration), before, mbString(gc.HeapAfter), free, gc.PinnedObjects)
+			c.pause, c.pauses, c.duration, c.before, c.after, c.free, c.pinned)
 	}
 	w.WriteString("</table>\n</section>\n")
 }

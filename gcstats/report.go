@@ -12,10 +12,21 @@ import (
 )
 
 // The report in its text forms. Times count from origin (the Analyzer's
-// Origin: the trace's first event) in milliseconds; a GC whose pause the
-// trace does not hold (HasPause is false) has its pause figures unknown,
-// shown as "?" in text and -1 in JSON lines and CSV, never as 0. WriteHTML
-// writes the same report as a page with charts.
+// Origin: the trace's first event) in milliseconds. A figure the trace
+// does not hold is unknown, shown as "?" in text and HTML and -1 in JSON
+// lines and CSV, never as 0: the pause figures of a GC whose suspension
+// the trace lacks (HasPause is false), and of a GC whose end it lacks
+// (Complete is false; marked *), what needs that end: its pause when the
+// runtime was not restarted, its duration without its end event, its
+// sizes without its heap statistics. WriteHTML writes the same report as
+// a page with charts.
+
+// pauseKnown, durationKnown, sizesKnown and beforeKnown tell which of a
+// GC's figures the trace holds (an incomplete GC lacks some).
+func (gc *GC) pauseKnown() bool    { return gc.HasPause && (gc.Complete || gc.Pauses > 0) }
+func (gc *GC) durationKnown() bool { return gc.Complete || gc.ended }
+func (gc *GC) sizesKnown() bool    { return gc.Complete || gc.hasHeapStats }
+func (gc *GC) beforeKnown() bool   { return gc.sizesKnown() || gc.perHeap > 0 }
 
 // WriteText writes, for each process, a line that sums it up (GC count,
 // workstation or server GC, time paused and its share of the process's
@@ -43,13 +54,14 @@ func WriteText(w io.Writer, origin time.Time, procs []*Process) error {
 //	start_ms                number: the GC's start
 //	pause_ms, pauses, suspend_ms
 //	                        numbers: the pause, how many, the suspension (-1: unknown)
-//	duration_ms             number: start to end
+//	duration_ms             number: start to end (-1: the trace lacks the end)
 //	pause_percent           number: PausePercent (-1 without a pause or the GC's end)
-//	heap_before_bytes       number; heap_before_estimated a boolean
-//	heap_after_bytes        number
+//	heap_before_bytes       number (-1: unknown); heap_before_estimated a boolean
+//	heap_after_bytes        number (-1: the trace lacks the GC's heap statistics)
 //	fragmentation_bytes     number: TotalFragmentation (-1 without per-heap histories)
-//	promoted_bytes          number: Promoted, all generations
-//	pinned_objects, heaps   numbers
+//	promoted_bytes          number: Promoted, all generations (-1 as heap_after_bytes)
+//	pinned_objects          number (-1 as heap_after_bytes)
+//	heaps                   number (0: unknown)
 //	complete                boolean
 func Columns() []string { return append([]string(nil), columns...) }
 
@@ -84,11 +96,17 @@ func appendRecord(r *textfmt.Records, pid int64, gc *GC, origin time.Time) {
 	for _, v := range gc.Promoted {
 		promoted += v
 	}
-	// pause is d, one of gc's pause figures, or -1 when the trace does
-	// not hold the GC's pause.
-	pause := func(d time.Duration) {
-		if gc.HasPause {
+	// msOr is d in milliseconds when known, else -1; uintOr v.
+	msOr := func(known bool, d time.Duration) {
+		if known {
 			r.Float(ms(d), 3)
+		} else {
+			r.Int(-1)
+		}
+	}
+	uintOr := func(known bool, v uint64) {
+		if known {
+			r.Uint(v)
 		} else {
 			r.Int(-1)
 		}
@@ -99,25 +117,25 @@ func appendRecord(r *textfmt.Records, pid int64, gc *GC, origin time.Time) {
 	r.String(gc.Reason.String())
 	r.String(gc.Type.String())
 	r.Float(ms(gc.Start.Sub(origin)), 3)
-	pause(gc.Pause)
-	r.Int(int64(gc.Pauses))
-	pause(gc.Suspend)
-	r.Float(ms(gc.Duration), 3)
+	msOr(gc.pauseKnown(), gc.Pause)
+	if gc.pauseKnown() {
+		r.Int(int64(gc.Pauses))
+	} else {
+		r.Int(-1)
+	}
+	msOr(gc.HasPause, gc.Suspend)
+	msOr(gc.durationKnown(), gc.Duration)
 	if gc.HasPause && gc.Complete {
 		r.Float(gc.PausePercent, 2)
 	} else {
 		r.Int(-1)
 	}
-	r.Uint(gc.HeapBefore)
+	uintOr(gc.beforeKnown(), gc.HeapBefore)
 	r.Bool(gc.HeapBeforeEstimated)
-	r.Uint(gc.HeapAfter)
-	if gc.HasFragmentation {
-		r.Uint(gc.TotalFragmentation())
-	} else {
-		r.Int(-1)
-	}
-	r.Uint(promoted)
-	r.Uint(uint64(gc.PinnedObjects))
+	uintOr(gc.sizesKnown(), gc.HeapAfter)
+	uintOr(gc.HasFragmentation, gc.TotalFragmentation())
+	uintOr(gc.sizesKnown(), promoted)
+	uintOr(gc.sizesKnown(), uint64(gc.PinnedObjects))
 	r.Int(int64(gc.Heaps))
 	r.Bool(gc.Complete)
 	r.End()
@@ -143,40 +161,31 @@ func writeProcessText(w *bufio.Writer, origin time.Time, p *Process) {
 	w.WriteString("\n")
 	tw = textfmt.NewTable("GC", "start ms", "gen", "type", "reason", "pause ms", "pauses", "suspend ms", "duration ms", "pause %", "before MB", "after MB", "free MB", "promoted MB", "pinned", "heaps")
 	for _, gc := range p.GCs {
-		var promoted uint64
-		for _, v := range gc.Promoted {
-			promoted += v
-		}
-		before := mbString(gc.HeapBefore)
-		if gc.HeapBeforeEstimated {
-			before = "~" + before
-		}
+		c := cellsOf(gc)
 		number := strconv.FormatInt(gc.Number, 10)
 		if !gc.Complete {
 			number += "*"
 		}
-		free := "-"
-		if gc.HasFragmentation {
-			free = mbString(gc.TotalFragmentation())
-		}
-		pause, pauses, suspend, percent := "?", "?", "?", "?"
+		percent := "?"
 		if gc.HasPause {
-			pause, pauses, suspend = msString(gc.Pause), strconv.Itoa(gc.Pauses), msString(gc.Suspend)
 			percent = "-"
 			if gc.Complete {
 				percent = strconv.FormatFloat(gc.PausePercent, 'f', 1, 64)
 			}
 		}
+		suspend := "?"
+		if gc.HasPause {
+			suspend = msString(gc.Suspend)
+		}
 		tw.Row(number, msString(gc.Start.Sub(origin)), strconv.Itoa(gc.Generation), gc.Type.String(), gc.Reason.String(),
-			pause, pauses, suspend, msString(gc.Duration), percent, before, mbString(gc.HeapAfter), free, mbString(promoted),
-			strconv.FormatUint(uint64(gc.PinnedObjects), 10), strconv.Itoa(gc.Heaps))
+			c.pause, c.pauses, suspend, c.duration, percent, c.before, c.after, c.free, c.promoted, c.pinned, strconv.Itoa(gc.Heaps))
 	}
 	tw.Flush(w)
 	if s.Incomplete > 0 {
-		fmt.Fprintf(w, "* the trace does not hold this GC's end (%d GCs); it is not in the sums\n", s.Incomplete)
+		fmt.Fprintf(w, "* the trace does not hold this GC's end (%d GCs): what needs it is ?, and the GC is not in the sums\n", s.Incomplete)
 	}
 	if s.PauseUnknown > 0 {
-		fmt.Fprintf(w, "? the trace began after this GC's suspension: its pause is unknown (%d of the GCs); it is counted, its pause not summed\n", s.PauseUnknown)
+		fmt.Fprintf(w, "? %s\n", pauseUnknownNote(s.PauseUnknown))
 	}
 	for _, gc := range p.GCs {
 		if gc.HeapBeforeEstimated {
@@ -184,6 +193,44 @@ func writeProcessText(w *bufio.Writer, origin time.Time, p *Process) {
 			break
 		}
 	}
+}
+
+// cells are a GC's figures as the text and HTML tables show them: "?"
+// for what the trace does not hold.
+type cells struct{ pause, pauses, duration, before, after, free, promoted, pinned string }
+
+func cellsOf(gc *GC) cells {
+	c := cells{"?", "?", "?", "?", "?", "-", "?", "?"}
+	if gc.pauseKnown() {
+		c.pause, c.pauses = msString(gc.Pause), strconv.Itoa(gc.Pauses)
+	}
+	if gc.durationKnown() {
+		c.duration = msString(gc.Duration)
+	}
+	if gc.beforeKnown() {
+		c.before = mbString(gc.HeapBefore)
+		if gc.HeapBeforeEstimated {
+			c.before = "~" + c.before
+		}
+	}
+	if gc.sizesKnown() {
+		var promoted uint64
+		for _, v := range gc.Promoted {
+			promoted += v
+		}
+		c.after, c.promoted, c.pinned = mbString(gc.HeapAfter), mbString(promoted), strconv.FormatUint(uint64(gc.PinnedObjects), 10)
+	}
+	if gc.HasFragmentation {
+		c.free = mbString(gc.TotalFragmentation())
+	}
+	return c
+}
+
+// pauseUnknownNote says why n GCs' pauses are unknown: the trace does not
+// hold their suspension, which began before it did or was lost (a cut, a
+// damaged block, the runtime's drops).
+func pauseUnknownNote(n int) string {
+	return fmt.Sprintf("the trace does not hold this GC's suspension (it began before the trace, or its events were lost): its pause is unknown (%d of the GCs); it is counted, its pause not summed", n)
 }
 
 // allocationText is what the process allocated, or that the trace does

@@ -548,3 +548,72 @@ func TestReportUnknownFragmentation(t *testing.T) {
 		}
 	}
 }
+
+// TestReportIncomplete: a GC whose end the trace lacks (it was cut during
+// the GC) shows what needs that end as unknown, in every form: its pause
+// (the runtime was not restarted), duration and sizes are "?" in text
+// and HTML and -1 in JSON lines, not measured zeros; the HTML marks the
+// GC * and says why; and a GC whose suspension was lost mid-trace is not
+// said to have begun before the trace.
+func TestReportIncomplete(t *testing.T) {
+	a := gcstats.NewAnalyzer()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a.SetOrigin(t0)
+	at := func(ms float64, ev clrevents.Event) {
+		a.Observe(t0.Add(time.Duration(ms*float64(time.Millisecond))), 7, 1, ev)
+	}
+	at(1, &clrevents.GCSuspendEEBeginV1{Reason: clrevents.GCSuspendEEReasonSuspendForGC})
+	at(1.1, &clrevents.GCStartV2{Count: 1})
+	at(2, &clrevents.GCEndV1{Count: 1})
+	at(2.1, &clrevents.GCHeapStatsV2{GenerationSize0: 10})
+	at(2.2, &clrevents.GCRestartEEEndV1{})
+	at(5, &clrevents.GCSuspendEEBeginV1{Reason: clrevents.GCSuspendEEReasonSuspendForGC})
+	at(5.1, &clrevents.GCSuspendEEEndV1{})
+	at(5.2, &clrevents.GCStartV2{Count: 2, Depth: 1})
+	// the trace ends here
+
+	var m struct {
+		GC       int64   `json:"gc"`
+		PauseMS  float64 `json:"pause_ms"`
+		Pauses   int     `json:"pauses"`
+		Duration float64 `json:"duration_ms"`
+		Before   int64   `json:"heap_before_bytes"`
+		After    int64   `json:"heap_after_bytes"`
+		Promoted int64   `json:"promoted_bytes"`
+		Pinned   int64   `json:"pinned_objects"`
+		Complete bool    `json:"complete"`
+	}
+	lines := strings.Split(strings.TrimSpace(report(t, a, gcstats.WriteJSONLines)), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.GC != 2 || m.Complete || m.PauseMS != -1 || m.Pauses != -1 || m.Duration != -1 || m.Before != -1 || m.After != -1 || m.Promoted != -1 || m.Pinned != -1 {
+		t.Errorf("GC 2 (cut short) %+v: want its pause, pauses, duration and sizes -1", m)
+	}
+
+	text := report(t, a, gcstats.WriteText)
+	var row []string
+	for _, l := range strings.Split(text, "\n") {
+		if f := strings.Fields(l); len(f) > 10 && f[0] == "2*" {
+			row = f
+		}
+	}
+	// GC, start, gen, type, reason, pause, pauses, suspend, duration,
+	// pause %, before, after, free, promoted, pinned, heaps
+	if row == nil || row[5] != "?" || row[6] != "?" || row[7] != "0.100" || row[8] != "?" || row[10] != "?" || row[11] != "?" || row[13] != "?" || row[14] != "?" {
+		t.Errorf("GC 2's row %q: want ? for its pause, duration and sizes, its suspension 0.100:\n%s", row, text)
+	}
+	if strings.Contains(text, "began after") || strings.Contains(text, "began before") {
+		t.Errorf("the text blames the trace's start:\n%s", text)
+	}
+
+	page := report(t, a, func(w io.Writer, origin time.Time, procs []*gcstats.Process) error {
+		return gcstats.WriteHTML(w, origin, procs, "cut")
+	})
+	if !strings.Contains(page, "<tr><td>2*</td>") || !strings.Contains(page, "does not hold the end of 1 of the GCs") {
+		t.Errorf("the HTML does not mark GC 2 incomplete")
+	}
+	if strings.Contains(page, "GC 2 (gen 1, AllocSmall): 0.000 ms") || !strings.Contains(page, "GC 2 (gen 1, AllocSmall): pause unknown") {
+		t.Errorf("the HTML pause chart draws GC 2's unknown pause as a measured one")
+	}
+}

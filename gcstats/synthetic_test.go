@@ -2,6 +2,9 @@ package gcstats_test
 
 import (
 	"errors"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -527,5 +530,45 @@ func TestEstimateLargeHeaps(t *testing.T) {
 	}
 	if bg == nil || bg.HeapBefore != 1010 {
 		t.Errorf("background GC: %+v; want its heap before estimated from GC 4's 1010 bytes, not GC 6's", bg)
+	}
+}
+
+// TestHTMLHeapLineInTimeOrder: with a foreground GC during a background
+// one, the heap line's points go forward in time (the background GC's
+// end, after the foreground GC's, is drawn after it; before, the line ran
+// back to it).
+func TestHTMLHeapLineInTimeOrder(t *testing.T) {
+	f := newFeed()
+	f.suspend(10, 1, clrevents.GCSuspendEEReasonSuspendForGC)
+	f.at(10.1, 1, &clrevents.GCSuspendEEEndV1{})
+	f.at(10.2, 1, &clrevents.GCStartV2{Count: 5, Depth: 2, Type: clrevents.GCTypeBackgroundGC})
+	f.at(11, 1, &clrevents.GCRestartEEEndV1{})
+	f.suspend(20, 1, clrevents.GCSuspendEEReasonSuspendForGC)
+	f.at(20.1, 1, &clrevents.GCSuspendEEEndV1{})
+	f.at(20.2, 1, &clrevents.GCStartV2{Count: 6, Depth: 0, Type: clrevents.GCTypeForegroundGC})
+	f.at(21, 1, &clrevents.GCEndV1{Count: 6, Depth: 0})
+	f.at(21.1, 1, &clrevents.GCHeapStatsV2{GenerationSize0: 50, GenerationSize2: 10000})
+	f.at(21.2, 1, &clrevents.GCRestartEEEndV1{})
+	f.at(40, 2, &clrevents.GCEndV1{Count: 5, Depth: 2})
+	f.at(40.1, 2, &clrevents.GCHeapStatsV2{GenerationSize0: 50, GenerationSize2: 5000})
+	var b strings.Builder
+	if err := gcstats.WriteHTML(&b, f.t0, f.a.Processes(), "bgc"); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`class="heap-line"[^>]* points="([^"]*)"`).FindStringSubmatch(b.String())
+	if m == nil {
+		t.Fatal("no heap line")
+	}
+	points := strings.Fields(m[1])
+	if len(points) != 4 {
+		t.Fatalf("%d points, want 4", len(points))
+	}
+	last := -1.0
+	for _, p := range points {
+		x, _ := strconv.ParseFloat(p[:strings.IndexByte(p, ',')], 64)
+		if x < last {
+			t.Fatalf("the heap line goes back in time: %v", points)
+		}
+		last = x
 	}
 }
