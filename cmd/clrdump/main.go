@@ -240,6 +240,19 @@ func checkModes(fs *flag.FlagSet, o options) error {
 	if o.stats && isSet(fs, "format") && o.format != "text" && o.format != "parquet" {
 		return fmt.Errorf("-stats prints a text table: -format %s does not apply", o.format)
 	}
+	// The event filters choose which events are printed: a profile or a
+	// report is built from every event (a model needs them all), so a
+	// filter there would be ignored; -pid picks its processes.
+	if len(modes) == 1 && modes[0] != "-stats" {
+		for _, name := range []string{"provider", "event", "keyword", "tid"} {
+			if isSet(fs, name) {
+				return fmt.Errorf("-%s chooses the events printed; %s is built from every event (-pid picks the process)", name, modes[0])
+			}
+		}
+		if modes[0] == "-profile" && isSet(fs, "n") {
+			return fmt.Errorf("-n limits the events printed; -profile is built from every event")
+		}
+	}
 	return nil
 }
 

@@ -163,6 +163,13 @@ func TestUsageAndErrors(t *testing.T) {
 		{[]string{"-pid", "-2"}, "clrdump: -pid -2: want a process ID, or -1 for all"},
 		{[]string{"-report", "gc", "-pid", "-5"}, "clrdump: -pid -5: want a process ID, or -1 for all"},
 		{[]string{"-tid", "-7"}, "clrdump: -tid -7: want a thread ID, or -1 for all"},
+		// The event filters with a mode built from every event: they
+		// were ignored (a profile of one thread was the whole machine's).
+		{[]string{"-profile", "cpu", "-tid", "3708"}, "clrdump: -tid chooses the events printed; -profile is built from every event (-pid picks the process)"},
+		{[]string{"-profile", "alloc", "-provider", "foo*"}, "clrdump: -provider chooses the events printed; -profile is built from every event"},
+		{[]string{"-profile", "cpu", "-n", "5"}, "clrdump: -n limits the events printed; -profile is built from every event"},
+		{[]string{"-report", "gc", "-event", "GC*"}, "clrdump: -event chooses the events printed; -report is built from every event"},
+		{[]string{"-report", "jit", "-keyword", "0x10"}, "clrdump: -keyword chooses the events printed; -report is built from every event"},
 	} {
 		if _, errs, code := dump(t, append(c.args, small)...); code != exitUsage || !strings.Contains(errs, c.want) {
 			t.Errorf("clrdump %v: exit %d, %q; want %q", c.args, code, errs, c.want)
