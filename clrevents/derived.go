@@ -41,19 +41,24 @@ func (t OptimizationTier) String() string {
 	return "OptimizationTier(" + strconv.Itoa(int(t)) + ")"
 }
 
-// tierOf extracts the tier from a MethodFlags value.
+// tierOf extracts the tier from a MethodFlags value: Unknown for code the
+// JIT did not compile (ReadyToRun code, whose bits 7–9 can read as a
+// tier), as TraceEvent gives it.
 func tierOf(methodFlags MethodFlags) OptimizationTier {
+	if methodFlags&MethodFlagsJitted == 0 {
+		return TierUnknown
+	}
 	return OptimizationTier(methodFlags >> 7 & 0x7)
 }
 
 // OptimizationTier is the tier of the method's code, from MethodFlags bits
-// 7–9.
+// 7–9; Unknown unless MethodFlags says the JIT compiled it.
 func (f MethodLoadUnloadVerboseFields) OptimizationTier() OptimizationTier {
 	return tierOf(f.MethodFlags)
 }
 
 // OptimizationTier is the tier of the method's code, from MethodFlags bits
-// 7–9.
+// 7–9; Unknown unless MethodFlags says the JIT compiled it.
 func (f MethodLoadUnloadFields) OptimizationTier() OptimizationTier {
 	return tierOf(f.MethodFlags)
 }

@@ -19,6 +19,16 @@ func TestOptimizationTier(t *testing.T) {
 			t.Errorf("rundown flags %#x: tier %v, want %v", flags, got, tier)
 		}
 	}
+	// Code the JIT did not compile (a ReadyToRun method in a rundown:
+	// MethodFlags 0x100, bits 7–9 reading 2) has no tier, as TraceEvent
+	// gives it (was Optimized).
+	r2r := &clrevents.MethodDCEndVerboseV1{MethodFlags: 0x100}
+	if got := r2r.MethodLoadUnloadVerboseFields().OptimizationTier(); got != clrevents.TierUnknown {
+		t.Errorf("ReadyToRun code (flags 0x100): tier %v, want Unknown", got)
+	}
+	if got := (&clrevents.MethodLoadV1{MethodFlags: 0x100}).MethodLoadUnloadFields().OptimizationTier(); got != clrevents.TierUnknown {
+		t.Errorf("MethodLoad of code not jitted: tier %v, want Unknown", got)
+	}
 	if s := clrevents.TierOptimizedTier1OSR.String(); s != "OptimizedTier1OSR" {
 		t.Errorf("String: %q", s)
 	}
