@@ -297,8 +297,8 @@ func (c *Client) StopTracing(ctx context.Context, id uint64) error {
 // StartSession starts an EventPipe session with the lowest CollectTracing
 // version that expresses cfg exactly, and when the runtime does not know
 // that version (error 0x80131385), goes down one version at a time with
-// the closest request the older version can express (Session.Fallbacks
-// says what was lost). The session's trace stream is read from the
+// the closest request the older version can express (Session.Refused and
+// Session.Approximations say what was lost). The session's trace stream is read from the
 // Session.
 func (c *Client) StartSession(ctx context.Context, cfg SessionConfig) (*Session, error) {
 	v := cfg.MinVersion()

@@ -36,10 +36,14 @@ var kinds = feed.ByDisplayName(
 		"GC/AllocationTick":    kAllocTick,
 	})
 
-// Needs reports whether the GC model uses events of this type: a reader
-// can skip decoding every other event. It takes an event's Type
-// (trace.Event.Type) or a *clrevents.EventInfo; the model knows clrevents'
-// types only.
+// Needs reports whether the GC model decodes events of this type: a
+// program that decodes events itself can skip decoding the others for
+// the model. It takes an event's type in clrevents
+// (trace.Event.DecodeTypeIn with clrevents.Table(), which gives a newer
+// runtime's version as the one clrevents has) or a *clrevents.EventInfo;
+// the model knows clrevents' types only. The Analyzer still wants every
+// event through Add, needed or not: each moves the process's time in the
+// trace, which the pause share is measured over.
 func Needs(typ clrimpl.EventType) bool {
 	return kinds[typ] != kNone
 }

@@ -102,8 +102,9 @@ func cachedProvider(name string) *provider {
 	return p
 }
 
-// Reader reads events from an EventPipe trace, one at a time, in file order.
-// It is not safe for concurrent use.
+// Reader reads events from an EventPipe trace, one at a time, in file
+// order, or in time order after SetOrder. It is not safe for concurrent
+// use.
 type Reader struct {
 	s      stream
 	closer io.Closer
@@ -662,10 +663,11 @@ func (r *Reader) readV6Block() (kind int, err error) {
 	return kind, nil
 }
 
-// Next returns the next event in file order, or io.EOF after the last one.
-// The returned Event and its slices are valid until the next call. Events
-// are not sorted by time: NetTrace V4+ only orders events per capture
-// thread (see Event.IsSorted and the format spec).
+// Next returns the next event, or io.EOF after the last one: in file
+// order unless SetOrder asked for time order. The returned Event and its
+// slices are valid until the next call. In file order events are not
+// sorted by time: NetTrace V4+ only orders events per capture thread (see
+// Event.IsSorted and the format spec).
 func (r *Reader) Next() (*Event, error) {
 	if r.order == TimeOrder && r.ver >= 4 {
 		if s := &r.sorted; len(s.runs) > 0 && !s.open {
