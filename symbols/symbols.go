@@ -400,13 +400,21 @@ func (m *Map) methodName(n *[3]clrevents.UTF16) nameRef {
 	if n == nil {
 		return nameRef{}
 	}
-	sig := n[2]
-	if i := indexParen(sig.Bytes()); i > 0 {
+	ns, sig := n[0], n[2]
+	switch i := indexParen(sig.Bytes()); {
+	case i > 0:
 		sig = clrevents.MakeUTF16(sig.Bytes()[2*i:])
+	case i < 0:
+		// No parameter list: nothing to append (a JIT helper's
+		// signature is the placeholder "NULL").
+		sig = clrevents.UTF16{}
+	}
+	if bytes.Equal(ns.Bytes(), utf16Null) {
+		ns = clrevents.UTF16{} // a JIT helper's namespace placeholder
 	}
 	// Converted straight into the arena's current block where the name
 	// surely fits (a code unit takes at most 3 bytes), else through buf.
-	most := (len(n[0].Bytes())+len(n[1].Bytes())+len(sig.Bytes()))/2*3 + 1
+	most := (len(ns.Bytes())+len(n[1].Bytes())+len(sig.Bytes()))/2*3 + 1
 	blk := -1
 	b := m.buf[:0]
 	if most <= arenaBlock/4 {
@@ -414,7 +422,7 @@ func (m *Map) methodName(n *[3]clrevents.UTF16) nameRef {
 		b = m.arena[blk]
 	}
 	start := len(b)
-	b = n[0].AppendUTF8(b)
+	b = ns.AppendUTF8(b)
 	if len(b) > start {
 		b = append(b, '.')
 	}
@@ -430,6 +438,10 @@ func (m *Map) methodName(n *[3]clrevents.UTF16) nameRef {
 	}
 	return nameRef{uint32(blk), uint32(start), uint32(len(b) - start)}
 }
+
+// utf16Null is "NULL" in UTF-16LE: the runtime's namespace and signature
+// for its JIT helpers (@NewObject, …), which have neither.
+var utf16Null = []byte{'N', 0, 'U', 0, 'L', 0, 'L', 0}
 
 // indexParen is the index in code units of the first '(' of UTF-16LE
 // bytes, -1 when none.

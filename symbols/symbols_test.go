@@ -309,3 +309,23 @@ func TestLongNames(t *testing.T) {
 		}
 	}
 }
+
+// TestJITHelperName: the runtime names its JIT helpers with the
+// placeholder "NULL" for namespace and signature (and module 0): the
+// frame is the helper's name alone, not "NULL.@NewObjectNULL"; and a
+// signature without a parameter list adds nothing.
+func TestJITHelperName(t *testing.T) {
+	const pid = 7
+	m := NewMap()
+	m.Observe(pid, 10, load(1, 0, 0x1000, 0x40, "NULL", "@NewObject", "NULL"))
+	m.Observe(pid, 10, load(2, 0, 0x2000, 0x40, "App.C", "M", "void"))
+	for _, c := range []struct {
+		addr uint64
+		want string
+	}{{0x1010, "?!@NewObject"}, {0x2010, "?!App.C.M"}} {
+		f, r := m.Resolve(pid, c.addr, 20)
+		if got := m.Frame(f).String(); got != c.want || r != Resolved {
+			t.Errorf("Resolve(%#x) = %q, %v; want %q", c.addr, got, r, c.want)
+		}
+	}
+}
