@@ -229,6 +229,24 @@ func (r *Reader) noteKernel(e *Event) {
 	}
 }
 
+// headerOr is a disk I/O's process and thread as TraceEvent fixes them
+// up: the header's where it names them, else the payload's issuing thread
+// and that thread's process from the trace's Thread events.
+func (e *Event) headerOr(issuing uint32) (pid, tid int64, ok bool) {
+	t := issuing
+	if e.et.ThreadID != 0xFFFFFFFF {
+		t = e.et.ThreadID
+	}
+	pid = -1
+	if p, known := e.r.threads[t]; known {
+		pid = int64(p)
+	}
+	if e.et.ProcessID != 0xFFFFFFFF {
+		pid = int64(e.et.ProcessID)
+	}
+	return pid, int64(t), true
+}
+
 // kernelIDs is the process and thread a kernel event is about, as
 // TraceEvent gives them: a CPU sample's thread from its payload and that
 // thread's process from the trace's Thread events before it (noteKernel);
@@ -236,9 +254,10 @@ func (r *Reader) noteKernel(e *Event) {
 // Process event's process from its payload, with no thread but for an
 // Image Load (the loading thread, from the header); a process's counters'
 // (Process/PerfCtr and PerfCtrRundown) and a service's (SystemConfig/
-// Services, whose thread is the header's) from their payloads; a disk I/O's and a
-// hard fault's thread from their payloads and its process from the Thread
-// events; a TcpIp or UdpIp event's process from its payload, with no
+// Services, whose thread is the header's) from their payloads; a disk
+// I/O's the header's, or where it names none the issuing thread from the
+// payload and its process from the Thread events (headerOr); a hard
+// fault's thread from its payload and its process from the Thread events; a TcpIp or UdpIp event's process from its payload, with no
 // thread. ok is false for other events, which keep their header's.
 func (e *Event) kernelIDs() (pid, tid int64, ok bool) {
 	threadsProcess := func(tid uint32) (int64, int64, bool) {
@@ -279,11 +298,11 @@ func (e *Event) kernelIDs() (pid, tid int64, ok bool) {
 		return int64(v.ProcessID), tid, true
 	case kernelevents.DiskIOEvent:
 		if f := v.DiskIOFields(); f.HasIssuingThreadId {
-			return threadsProcess(f.IssuingThreadId)
+			return e.headerOr(f.IssuingThreadId)
 		}
 	case kernelevents.DiskIOInitEvent:
 		if f := v.DiskIOInitFields(); f.HasIssuingThreadId {
-			return threadsProcess(f.IssuingThreadId)
+			return e.headerOr(f.IssuingThreadId)
 		}
 	case *kernelevents.MemoryHardFaultV2:
 		return threadsProcess(v.TThreadId)

@@ -194,3 +194,38 @@ func TestWinSat(t *testing.T) {
 		t.Errorf("WinSat documents %v, want %v", roots, want)
 	}
 }
+
+// TestDiskIOHeaderFirst: a disk I/O event whose header names its thread
+// and process keeps them, as TraceEvent's fix-up does; only one whose
+// header names none takes the issuing thread from its payload (6 of the
+// x86 log's WriteInit events were given their payload's issuing thread,
+// 44 in process 4, where the header said thread 412, or the idle thread).
+func TestDiskIOHeaderFirst(t *testing.T) {
+	r, _ := openNet452(t)
+	checked, fromPayload := 0, 0
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Provider() != "Windows Kernel" || !strings.HasPrefix(e.Name(), "DiskIO/") {
+			continue
+		}
+		h := e.et
+		if h.ThreadID == 0xFFFFFFFF {
+			fromPayload++
+			continue
+		}
+		checked++
+		if e.ThreadID() != int64(h.ThreadID) || h.ProcessID != 0xFFFFFFFF && e.ProcessID() != int64(h.ProcessID) {
+			t.Errorf("%s at %d: pid %d tid %d; its header says pid %d tid %d", e.Name(), e.Timestamp(), e.ProcessID(), e.ThreadID(), int32(h.ProcessID), h.ThreadID)
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no disk I/O event with a thread in its header")
+	}
+	t.Logf("%d disk I/O events with their header's IDs, %d with the payload's", checked, fromPayload)
+}
