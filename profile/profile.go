@@ -439,6 +439,9 @@ func NewBuilder(o Options, origin, freq int64) *Builder {
 // error that says what was lost: the reader's, joined with the decode
 // errors (the first few in full).
 func Build(r *trace.Reader, o Options) (*Profile, error) {
+	if r.Started() {
+		return nil, fmt.Errorf("%s: the Reader has handed out events already, and a profile needs every event from the trace's start (the code map's rundown among them): give Build a Reader opened anew", r.Name())
+	}
 	info := r.Info()
 	origin, freq := info.SyncTimestamp, info.ClockFrequency
 	b := NewBuilder(o, origin, freq)

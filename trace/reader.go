@@ -380,7 +380,15 @@ func (r *Reader) Order() Order { return r.cfg.order }
 // Name returns the name errors give for the input.
 func (r *Reader) Name() string { return r.cfg.name }
 
-// Close releases the file and removes temporary copies. It does not close
+// Started reports whether Next has handed out an event. A Reader read
+// from already no longer gives the trace from its start, which the
+// analyses built on it (gcstats, jitstats, profile) need: they refuse one,
+// rather than report that the trace lacks what was read before them.
+func (r *Reader) Started() bool { return r.ev.nt != nil || r.ev.et != nil }
+
+// Close releases the file and removes temporary copies. Next must not be
+// called after Close: what it returns then depends on the format (events
+// still in a buffer, then an error, or io.EOF). It does not close
 // an io.Reader given to NewReader.
 func (r *Reader) Close() error {
 	var err error

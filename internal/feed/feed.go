@@ -165,13 +165,17 @@ func ProcessTitle(pid int64, name string) string {
 }
 
 // Usable returns nil when the models (GC, JIT) can be built from r's
-// events, else an error that says why not, naming the trace: they pair
-// events across threads, so they need them in time order; and they know
+// events, else an error that says why not, naming the trace: they need
+// every event from the start (r not read from yet); they pair events
+// across threads, so they need them in time order; and they know
 // the runtime's events by clrevents' types, so r must decode with
 // clrevents' table (a Reader made WithEvents with a table of one's own
 // and not clrevents' decodes the runtime's events as that table's
 // types, and a model would find none).
 func Usable(r *trace.Reader) error {
+	if r.Started() {
+		return fmt.Errorf("%s: the Reader has handed out events already, and the model needs every event from the trace's start: give it a Reader opened anew", r.Name())
+	}
 	if o := r.Order(); o != trace.TimeOrder {
 		return fmt.Errorf("%s: the events come in %v order; the model needs them in time order (trace.WithOrder(trace.TimeOrder), the default)", r.Name(), o)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/kernelevents"
+	"github.com/clrgo/clrevents/profile"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -82,5 +83,36 @@ func TestUsable(t *testing.T) {
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), path+": ")):
 			t.Errorf("%d options: %v, want an error naming the trace that says %q", len(c.opts), err, c.want)
 		}
+	}
+}
+
+// TestUsableStarted: a Reader read from already (here to its end) is
+// refused by the models and by the profile build, naming the trace and
+// why, instead of their saying that the trace lacks the events
+// ("no GC events: record the runtime provider with the GC keyword"); a
+// fresh one of the same trace, ETW log or EventPipe, is usable.
+func TestUsableStarted(t *testing.T) {
+	for _, path := range []string{
+		"../../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip",
+		"../../testdata/traces/gcevents.etl.zip",
+	} {
+		r, err := trace.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Started() || Usable(r) != nil {
+			t.Fatalf("%s: a fresh Reader: started %v, %v", path, r.Started(), Usable(r))
+		}
+		if err := ReadAll(r, func(*trace.Event) {}); err != nil {
+			t.Fatal(err)
+		}
+		err = Usable(r)
+		if !r.Started() || err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), "handed out events already") {
+			t.Errorf("%s: a Reader read to its end: started %v, %v", path, r.Started(), err)
+		}
+		if _, err := profile.Build(r, profile.Options{Kind: profile.CPU}); err == nil || !strings.Contains(err.Error(), "handed out events already") {
+			t.Errorf("%s: profile.Build of a Reader read to its end: %v", path, err)
+		}
+		r.Close()
 	}
 }
