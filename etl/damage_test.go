@@ -822,3 +822,52 @@ func TestOpenCorruptZip(t *testing.T) {
 		t.Errorf("%d of %d events, then %v; want all, then the checksum error", n, len(intact.events), end)
 	}
 }
+
+// TestCompressedDamageNotUnsupported: a compressed buffer whose data is
+// garbled is damage (recorded, read past), and its error does not wrap
+// ErrUnsupported, which is for forms this package cannot read: code that
+// gives up on those would give up on a log merely damaged.
+func TestCompressedDamageNotUnsupported(t *testing.T) {
+	l := loadIntact(t, "contention-exception", unzipETL(t, contentionZip))
+	var b *damageBuf
+	for i := range l.bufs {
+		if l.bufs[i].compressed && l.bufs[i].n > 0 && i > 0 {
+			b = &l.bufs[i]
+			break
+		}
+	}
+	if b == nil {
+		t.Fatal("the log has no compressed buffer with events")
+	}
+	data := bytes.Clone(l.data)
+	mid := b.off + bufferHeaderSize + (b.end-b.off-bufferHeaderSize)/2
+	for i := mid; i < mid+64 && i < b.end; i++ {
+		data[i] = 0xFF
+	}
+	r := mustFileOrder(t, data)
+	n := 0
+	var last error
+	for {
+		_, err := r.Next()
+		if err != nil {
+			last = err
+			break
+		}
+		n++
+	}
+	if errors.Is(last, ErrUnsupported) || !errors.Is(last, ErrDamaged) {
+		t.Errorf("a garbled compressed buffer ends the log with %v; want damage, not ErrUnsupported", last)
+	}
+	d := r.Damage()
+	if len(d) == 0 {
+		t.Fatal("no damage recorded")
+	}
+	for _, x := range d {
+		if x.Err != nil && errors.Is(x.Err, ErrUnsupported) {
+			t.Errorf("damage record %+v wraps ErrUnsupported", x)
+		}
+	}
+	if n == 0 || n >= len(l.events) {
+		t.Errorf("%d of %d events read", n, len(l.events))
+	}
+}

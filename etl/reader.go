@@ -1601,12 +1601,15 @@ func (r *Reader) setBuffer(s *stream, info bufInfo) *FormatError {
 		case info.trunc:
 			// The events that expanded are read; the cut is reported
 			// after them.
+		// A buffer whose data does not expand as the header says is
+		// damaged, not of a form this package cannot read: the
+		// compression is the one every compressed log uses.
 		case err != nil:
 			s.fault = &FormatError{Buffer: info.index, BufferOffset: info.off, EventOffset: -1,
-				Err: fmt.Errorf("%w: compressed buffer (flags %#x): %v, after %d of its %d bytes", ErrUnsupported, flags, err, len(s.exp), saved)}
+				Err: fmt.Errorf("compressed buffer (flags %#x) does not expand: %v, after %d of its %d bytes", flags, err, len(s.exp), saved)}
 		case len(s.exp) != saved:
 			s.fault = &FormatError{Buffer: info.index, BufferOffset: info.off, EventOffset: -1,
-				Err: fmt.Errorf("%w: compressed buffer expands to %d bytes, its header says %d", ErrUnsupported, len(s.exp), saved)}
+				Err: fmt.Errorf("compressed buffer expands to %d bytes, its header says %d", len(s.exp), saved)}
 		}
 		return nil
 	}
