@@ -32,8 +32,10 @@ type Damage struct {
 	// Events is how many events were lost, where the trace tells:
 	// NetTrace V4 and later number each thread's events, and the gaps
 	// the skipped range leaves in them count its events (the runtime's
-	// own drops are Reader.Dropped). -1 where the trace does not tell
-	// (older formats, the cut-off end of a truncated trace).
+	// own drops are Reader.Dropped), each gap once a later number of its
+	// thread confirms the number that ends it (a number that damage
+	// garbled is seldom confirmed). -1 where the trace does not tell (older
+	// formats, the cut-off end of a truncated trace).
 	Events int64
 	// Err says what was wrong and where.
 	Err *Error
@@ -346,17 +348,11 @@ func (r *Reader) newEpoch(i int) {
 	r.lostCounter()
 }
 
-// lostCounter makes the function by which the drop counter counts events
-// lost to damage, in the record lostTo.
+// lostCounter makes what the drop counter counts events lost to damage
+// by, in the record lostTo (lostGaps).
 func (r *Reader) lostCounter() {
 	if r.drops.lost == nil {
-		r.drops.lost = func(n int64) {
-			if d := &r.damage[r.lostTo]; d.Events >= 0 {
-				// No more than its bytes could hold: a thread whose last
-				// number came from damaged bytes makes a gap of any size.
-				d.Events = max(d.Events, min(d.Events+n, d.Length/minRecord))
-			}
-		}
+		r.drops.lost = &lostGaps{r: r}
 	}
 }
 
@@ -373,16 +369,26 @@ func (r *Reader) taint(i int) {
 // damage may be part of it, their sequence numbers with them (a record
 // that parsed with a damaged number makes a gap the runtime never left,
 // and leaves its thread's number wrong). The drops counted in the block
-// are taken back, and the next gap of each thread seen in it counts as
-// events lost to the damage, not as drops.
+// are taken back, and so are the gaps it showed that were held as events
+// lost to earlier damage (lostGaps.drop); the next gap of each thread
+// seen in it counts as events lost to this damage, not as drops.
+//
+// While gaps are held, it also makes the next event of the thread whose
+// run the block ended in go through dropCounter.event, which confirms
+// them: the run may go on in the next block.
 func (r *Reader) untaint() {
 	d := &r.drops
-	if !d.tainted {
-		return
+	if d.tainted {
+		d.tainted = false
+		d.dropped = d.blockStart
+		if d.lost != nil {
+			d.lost.drop(r.blkOff)
+		}
+		r.newEpoch(r.taintRec)
 	}
-	d.tainted = false
-	d.dropped = d.blockStart
-	r.newEpoch(r.taintRec)
+	if d.lost != nil && len(d.lost.pending) > 0 {
+		d.park()
+	}
 }
 
 // minRecord is the fewest bytes an event record takes in any format (a
