@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clrgo/clrevents/internal/baseline"
 	"github.com/clrgo/clrevents/kernelevents"
@@ -228,4 +229,34 @@ func TestDiskIOHeaderFirst(t *testing.T) {
 		t.Fatal("no disk I/O event with a thread in its header")
 	}
 	t.Logf("%d disk I/O events with their header's IDs, %d with the payload's", checked, fromPayload)
+}
+
+// TestSyncTimestampETL: an ETL log's Info gives the sync point its events'
+// times count from (the header event's timestamp; it said none), so that
+// a timestamp in a payload converts to a time as Event.Time converts the
+// event's own.
+func TestSyncTimestampETL(t *testing.T) {
+	for _, path := range []string{"../testdata/traces/gcevents.etl.zip", "../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip"} {
+		r, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info := r.Info()
+		n := 0
+		for {
+			e, err := r.Next()
+			if err != nil {
+				break
+			}
+			n++
+			d := time.Duration(float64(e.Timestamp()-info.SyncTimestamp) * 1e9 / float64(info.ClockFrequency))
+			if got := info.StartTime.Add(d); got.Sub(e.Time()).Abs() > time.Microsecond {
+				t.Fatalf("%s: event %d at %v; StartTime + (Timestamp - SyncTimestamp) / ClockFrequency gives %v", path, n, e.Time(), got)
+			}
+		}
+		r.Close()
+		if n == 0 {
+			t.Fatalf("%s: no events", path)
+		}
+	}
 }

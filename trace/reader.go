@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"reflect"
 	"slices"
 	"sync"
@@ -66,10 +65,12 @@ type Info struct {
 	StartTime time.Time
 	// ClockFrequency is the tick rate of Event.Timestamp in Hz.
 	ClockFrequency int64
-	// SyncTimestamp is the Timestamp of StartTime in an EventPipe trace:
-	// relative times count from it, as TraceEvent's do. An ETL log
-	// states none; it is math.MinInt64 there (count from the first
-	// event).
+	// SyncTimestamp is the Timestamp of StartTime: relative times count
+	// from it, as TraceEvent's do, and a timestamp ts (an event's, or one
+	// in a payload) is at StartTime + (ts - SyncTimestamp) / ClockFrequency
+	// seconds, as Event.Time gives it. It is an EventPipe trace's sync
+	// point, and an ETL log's header event's timestamp (of merged logs, the
+	// earliest).
 	SyncTimestamp int64
 	// PointerSize is the traced process's (EventPipe) or the logging
 	// kernel's (ETL) pointer size; events carry their own.
@@ -350,7 +351,7 @@ func newETL(er *etl.Reader, c *config, closers ...func() error) *Reader {
 	}
 	r.info = Info{
 		Format: ETL, Version: major*100 + minor, StartTime: h.StartTime, ClockFrequency: h.Frequency,
-		SyncTimestamp: math.MinInt64, PointerSize: ptr, ProcessID: -1, NumProcessors: int(h.NumberOfProcessors),
+		SyncTimestamp: h.HeaderTimestamp, PointerSize: ptr, ProcessID: -1, NumProcessors: int(h.NumberOfProcessors),
 	}
 	return r
 }
