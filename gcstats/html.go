@@ -71,6 +71,9 @@ func writeProcessHTML(w *bufio.Writer, origin time.Time, p *Process) {
 	if s.PauseUnknown > 0 {
 		fmt.Fprintf(w, "<p>Pauses unknown (marked ? and grey, not in the pause figures): the trace does not hold the suspension of %d of the GCs (it began before the trace, or its events were lost).</p>\n", s.PauseUnknown)
 	}
+	if m := missingText(s); m != "" {
+		fmt.Fprintf(w, "<p>%s.</p>\n", html.EscapeString(m))
+	}
 	if s.Incomplete > 0 {
 		fmt.Fprintf(w, "<p>The trace does not hold the end of %d of the GCs (marked *): what needs it is ?, and they are not in the figures.</p>\n", s.Incomplete)
 	}

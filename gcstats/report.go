@@ -151,6 +151,9 @@ func writeProcessText(w *bufio.Writer, origin time.Time, p *Process) {
 	fmt.Fprintf(w, "%s: %d GCs (%s); paused %s ms, %.2f%% of its %.3f s in the trace (%.3f s to %.3f s from the trace's start); %s; largest heap after a GC %s MB\n",
 		processTitle(p.PID, p.Name), len(p.GCs), heaps, msString(s.All.TotalPause), s.PausePercent, s.Span.Seconds(),
 		start.Sub(origin).Seconds(), end.Sub(origin).Seconds(), allocationText(s), mbString(s.MaxHeap))
+	if m := missingText(s); m != "" {
+		w.WriteString(m + "\n")
+	}
 	tw := textfmt.NewTable("gen", "count", "mean pause ms", "max pause ms", "total pause ms", "total duration ms", "promoted MB")
 	for g, gs := range s.Gens {
 		tw.Row(strconv.Itoa(g), strconv.Itoa(gs.Count), pauseCell(gs, gs.MeanPause()), pauseCell(gs, gs.MaxPause), pauseCell(gs, gs.TotalPause), msString(gs.TotalDuration), mbString(gs.Promoted))

@@ -1,6 +1,11 @@
 package gcstats
 
-import "time"
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
 
 // GenSummary sums up the complete GCs of one generation, or of all.
 type GenSummary struct {
@@ -60,6 +65,25 @@ type Summary struct {
 	// does not hold (HasPause is false); complete ones are in the counts
 	// and durations, not in the pauses.
 	PauseUnknown int
+	// Missing are the GCs the trace lost, as ranges of their numbers:
+	// the runtime numbers a process's GCs one after the other, so numbers
+	// absent between two the trace holds are GCs whose events were lost
+	// (damage, a cut inside the trace, the runtime's drops). They are in
+	// no count or sum, and Span still covers them: PausePercent is low by
+	// their pauses.
+	Missing []GCRange
+}
+
+// GCRange is the GC numbers First to Last, both included.
+type GCRange struct{ First, Last int64 }
+
+// MissingCount is how many GCs Missing holds.
+func (s Summary) MissingCount() int64 {
+	var n int64
+	for _, r := range s.Missing {
+		n += r.Last - r.First + 1
+	}
+	return n
 }
 
 // Summary sums up the process's complete GCs.
@@ -87,5 +111,59 @@ func (p *Process) Summary() Summary {
 		s.Allocated += v
 	}
 	s.HasAllocated = p.HasAllocated
+	s.Missing = missingNumbers(p.GCs)
 	return s
+}
+
+// missingNumbers returns the numbers absent between the lowest and the
+// highest of the GCs' (which come in start order: a background GC's
+// number is below those of the foreground GCs during it).
+func missingNumbers(gcs []*GC) []GCRange {
+	nums := make([]int64, 0, len(gcs))
+	for _, gc := range gcs {
+		nums = append(nums, gc.Number)
+	}
+	slices.Sort(nums)
+	var out []GCRange
+	for i := 1; i < len(nums); i++ {
+		if nums[i] > nums[i-1]+1 {
+			out = append(out, GCRange{nums[i-1] + 1, nums[i] - 1})
+		}
+	}
+	return out
+}
+
+// missingText says which GCs the trace lost, or "" when none: "GCs 139
+// to 146 (8) are not in the trace: their events were lost".
+func missingText(s Summary) string {
+	if len(s.Missing) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	n := s.MissingCount()
+	if n == 1 {
+		b.WriteString("GC ")
+	} else {
+		b.WriteString("GCs ")
+	}
+	for i, r := range s.Missing {
+		if i == 5 {
+			fmt.Fprintf(&b, " and %d more ranges", len(s.Missing)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if r.First == r.Last {
+			fmt.Fprintf(&b, "%d", r.First)
+		} else {
+			fmt.Fprintf(&b, "%d to %d", r.First, r.Last)
+		}
+	}
+	verb := "is"
+	if n > 1 {
+		verb = "are"
+	}
+	fmt.Fprintf(&b, " (%d in all) %s not in the trace, though GCs before and after are: their events were lost (damage, a cut, the runtime's drops); the pause share is low by their pauses", n, verb)
+	return b.String()
 }

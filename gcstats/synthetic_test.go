@@ -3,6 +3,7 @@ package gcstats_test
 import (
 	"errors"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -570,5 +571,38 @@ func TestHTMLHeapLineInTimeOrder(t *testing.T) {
 			t.Fatalf("the heap line goes back in time: %v", points)
 		}
 		last = x
+	}
+}
+
+// TestMissingGCs: GC numbers absent between two the trace holds are GCs
+// whose events were lost: the summary lists them, the text says so, and a
+// whole trace has none.
+func TestMissingGCs(t *testing.T) {
+	f := newFeed()
+	for i, n := range []uint32{1, 2, 5, 7} {
+		ms := float64(10 * (i + 1))
+		f.suspend(ms, 1, clrevents.GCSuspendEEReasonSuspendForGC)
+		f.at(ms+0.1, 1, &clrevents.GCStartV2{Count: n})
+		f.at(ms+0.5, 1, &clrevents.GCEndV1{Count: n})
+		f.at(ms+0.6, 1, &clrevents.GCHeapStatsV2{GenerationSize0: 10})
+		f.at(ms+0.7, 1, &clrevents.GCRestartEEEndV1{})
+	}
+	s := f.process(t).Summary()
+	if want := []gcstats.GCRange{{3, 4}, {6, 6}}; !slices.Equal(s.Missing, want) || s.MissingCount() != 3 {
+		t.Errorf("missing %v (%d), want %v (3)", s.Missing, s.MissingCount(), want)
+	}
+	var b strings.Builder
+	if err := gcstats.WriteText(&b, f.t0, f.a.Processes()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "GCs 3 to 4, 6 (3 in all) are not in the trace") {
+		t.Errorf("the text does not say which GCs were lost:\n%s", b.String())
+	}
+	for _, path := range []string{gcevents, "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"} {
+		for _, p := range analyze(t, path).Processes() {
+			if m := p.Summary().Missing; len(m) != 0 {
+				t.Errorf("%s: process %d: GCs %v said missing from a whole trace", path, p.PID, m)
+			}
+		}
 	}
 }
