@@ -89,6 +89,15 @@ func writeProcessText(w *bufio.Writer, origin time.Time, p *Process, top int) {
 	title := feed.ProcessTitle(p.PID, p.Name)
 	fmt.Fprintf(w, "%s: %d methods compiled in %s ms (%d timed); %d ReadyToRun methods used\n",
 		title, s.All.Count, msString(s.All.JitTime), s.All.Timed, p.ReadyToRun)
+	if s.Pending > 0 {
+		// Started and never loaded in the trace: the trace ended during
+		// the compile, or the load event was lost (or the JIT failed).
+		what := fmt.Sprintf("%d compiles", s.Pending)
+		if s.Pending == 1 {
+			what = "1 compile"
+		}
+		fmt.Fprintf(w, "%s started without the method's load in the trace (it ended first, or the event was lost): not counted\n", what)
+	}
 	tw := textfmt.NewTable("tier", "methods", "jit ms", "IL bytes", "native bytes")
 	for _, t := range s.Tiers {
 		tw.Row(t.Tier.String(), strconv.Itoa(t.Count), msString(t.JitTime), strconv.FormatUint(t.ILSize, 10), strconv.FormatUint(t.NativeSize, 10))

@@ -123,3 +123,26 @@ func TestWriteText(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTextPending: compiles the trace holds the start of but not the
+// method's load (the trace ended during them) are said, not silently left
+// out of the counts.
+func TestWriteTextPending(t *testing.T) {
+	a := reportAnalyzer()
+	t0 := a.Origin()
+	a.Observe(t0.Add(70*time.Millisecond), 9, 11, &clrevents.MethodJittingStartedV1{MethodID: 0x400, MethodILSize: 8})
+	var b bytes.Buffer
+	if err := jitstats.WriteText(&b, a.Origin(), a.Processes(), 10); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Process 9: 3 methods compiled in 10.000 ms (2 timed); 0 ReadyToRun methods used\n1 compile started without the method's load in the trace"; !strings.Contains(b.String(), want) {
+		t.Errorf("no %q in\n%s", want, b.String())
+	}
+	var c bytes.Buffer
+	if err := jitstats.WriteText(&c, reportAnalyzer().Origin(), reportAnalyzer().Processes(), 10); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(c.String(), "started without") {
+		t.Errorf("a process with no compile pending says one is:\n%s", c.String())
+	}
+}
