@@ -150,8 +150,13 @@ func (s *Set) Remove(pid int64) {
 	s.mu.Unlock()
 }
 
-// Add feeds an event to the process it is about (Event.ProcessID), made
-// with an empty name if new. Events of no process (-1) are ignored.
+// Add feeds an event to the process it is about (Event.ProcessID). A
+// process is made, named as the trace names it (Event.ProcessName), by
+// its first event of the .NET runtime's provider or its first
+// EventCounters event: in an ETW log, which holds every process's kernel
+// events, the others are no .NET process and have no series. Events of no
+// process (-1: a trace that does not record processes, .NET Core 2.0's)
+// are ignored.
 func (s *Set) Add(e *trace.Event) error {
 	pid := e.ProcessID()
 	if pid < 0 {
@@ -161,7 +166,10 @@ func (s *Set) Add(e *trace.Event) error {
 	p := s.procs[pid]
 	s.mu.Unlock()
 	if p == nil {
-		p = s.Process(pid, "")
+		if e.Provider() != runtimeProvider && e.Name() != "EventCounters" {
+			return nil
+		}
+		p = s.Process(pid, e.ProcessName())
 	}
 	return p.Add(e)
 }

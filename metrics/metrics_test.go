@@ -3,9 +3,11 @@ package metrics_test
 import (
 	"bytes"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -417,5 +419,54 @@ func TestNotCollectedAbsent(t *testing.T) {
 		if want := level == 5; alloc != want || jitTime != want || !jitN {
 			t.Errorf("level %d: allocated bytes %v, compile time %v, compiled methods %v; want %v, %v, true", level, alloc, jitTime, jitN, want, want)
 		}
+	}
+}
+
+// TestSetAddETL: from an ETW log, which holds every process's kernel
+// events, Set.Add makes series only for the processes with the .NET
+// runtime's events, named as the trace names them (before, every process
+// of the machine, Idle and System among them, had a full set of GC and
+// lock series, and no name).
+func TestSetAddETL(t *testing.T) {
+	r, err := trace.Open("../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	set := metrics.New(metrics.Options{})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(set)
+	dotnet := map[string]string{} // pid → name
+	all := map[int64]bool{}
+	for {
+		e, err := r.Next()
+		if err != nil {
+			break
+		}
+		all[e.ProcessID()] = true
+		if e.Provider() == "Microsoft-Windows-DotNETRuntime" && e.ProcessID() >= 0 {
+			dotnet[strconv.FormatInt(e.ProcessID(), 10)] = e.ProcessName()
+		}
+		if err := set.Add(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(dotnet) == 0 || len(all) <= len(dotnet) {
+		t.Fatalf("%d processes, %d of them .NET: the log is not what the test needs", len(all), len(dotnet))
+	}
+	mf := gather(t, reg)["dotnet_events_total"]
+	if mf == nil {
+		t.Fatal("no dotnet_events_total")
+	}
+	got := map[string]string{}
+	for _, m := range mf.Metric {
+		l := map[string]string{}
+		for _, p := range m.Label {
+			l[p.GetName()] = p.GetValue()
+		}
+		got[l["pid"]] = l["process"]
+	}
+	if !maps.Equal(got, dotnet) {
+		t.Errorf("series for processes %v, want the .NET ones, named: %v", got, dotnet)
 	}
 }
