@@ -108,6 +108,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/clrgo/clrevents/clrevents"
@@ -243,7 +244,8 @@ type Profile struct {
 	// trace's kernel samples are CPU time).
 	ExternalSamples, ManagedSamples int
 	// StartNanos and DurationNanos give the trace's span (Unix nanoseconds
-	// and nanoseconds).
+	// and nanoseconds): its start as the trace states it from Build, the
+	// earliest event's time from a Builder's Finish.
 	StartNanos, DurationNanos int64
 	// Name is the trace's name.
 	Name string
@@ -395,6 +397,10 @@ type Builder struct {
 	externalSamples, managedSamples int
 	first, last                     int64
 	seen                            bool
+	// at is the time of the first event fed, whose Timestamp is atTS:
+	// the profile's start is the earliest's time from them.
+	at   time.Time
+	atTS int64
 
 	// ETW: the contention a ContentionStop ended, for addETW.
 	stopped pending
@@ -551,6 +557,9 @@ func kernelClass(e *trace.Event) (clrimpl.GUID, bool) {
 func (b *Builder) Add(e *trace.Event) error {
 	// The profile's span is the trace's, every event's: not only those
 	// of the kind's events and kept processes.
+	if !b.seen {
+		b.at, b.atTS = e.Time(), e.Timestamp()
+	}
 	b.span(e.Timestamp())
 	etw := e.Format() == trace.ETL
 	if etw && b.k.stacks.Add(e) {
@@ -1203,6 +1212,11 @@ func (b *Builder) Finish() (*Profile, error) {
 	}
 	if b.seen {
 		p.DurationNanos = b.spanNanos()
+		// The earliest event's time (Build gives the trace's start
+		// instead); pprof shows 1970 for none.
+		if !b.at.IsZero() {
+			p.StartNanos = b.at.UnixNano() - b.nanos(b.atTS-b.first)
+		}
 	}
 	nv := len(p.SampleTypes)
 	// A sample is a thread's (an index in threadKeys, one a pid and tid)

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
@@ -751,6 +752,45 @@ func TestOwnPackageFirst(t *testing.T) {
 		got := folded(trace.WithEvents(own, clrevents.Table()))
 		if !bytes.Equal(got, want) || len(want) == 0 {
 			t.Errorf("%s %v: with a package of one's own first, %d bytes of folded stacks, want the %d of clrevents alone", c.path, c.kind, len(got), len(want))
+		}
+	}
+}
+
+// TestBuilderStart: a profile made with NewBuilder, Add and Finish starts
+// at its earliest event's time (it started at 0, which pprof shows as
+// 1970), in file order too, and lasts to its latest.
+func TestBuilderStart(t *testing.T) {
+	for _, order := range []trace.Order{trace.TimeOrder, trace.FileOrder} {
+		r, err := trace.Open(golden, trace.WithOrder(order))
+		if err != nil {
+			t.Fatal(err)
+		}
+		info := r.Info()
+		b := NewBuilder(Options{Kind: CPU}, info.SyncTimestamp, info.ClockFrequency)
+		var earliest, latest time.Time
+		for {
+			e, err := r.Next()
+			if err != nil {
+				break
+			}
+			if earliest.IsZero() || e.Time().Before(earliest) {
+				earliest = e.Time()
+			}
+			if e.Time().After(latest) {
+				latest = e.Time()
+			}
+			b.Add(e)
+		}
+		r.Close()
+		p, err := b.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Duration(p.StartNanos - earliest.UnixNano()); d.Abs() > time.Microsecond {
+			t.Errorf("%v order: StartNanos %d, the earliest event at %d", order, p.StartNanos, earliest.UnixNano())
+		}
+		if d := time.Duration(p.DurationNanos) - latest.Sub(earliest); d.Abs() > time.Microsecond {
+			t.Errorf("%v order: DurationNanos %d, want %d", order, p.DurationNanos, latest.Sub(earliest))
 		}
 	}
 }
