@@ -26,10 +26,16 @@ const (
 )
 
 const (
+	// ImageIDNone opcode of task ImageID.
+	ImageIDOpcodeImageIDImageIDNone Opcode = 32
 	// ImageIDDbgID_RSDS opcode of task ImageID.
 	ImageIDOpcodeImageIDImageIDDbgIDRSDS Opcode = 36
 	// ImageIDDbgID_ILRSDS opcode of task ImageID.
 	ImageIDOpcodeImageIDImageIDDbgIDILRSDS Opcode = 37
+	// ImageIDDbgPPDB opcode of task ImageID.
+	ImageIDOpcodeImageIDImageIDDbgPPDB Opcode = 38
+	// ImageIDDbgDeterm opcode of task ImageID.
+	ImageIDOpcodeImageIDImageIDDbgDeterm Opcode = 40
 	// ImageIDFileVersion opcode of task ImageID.
 	ImageIDOpcodeImageIDImageIDFileVersion Opcode = 64
 )

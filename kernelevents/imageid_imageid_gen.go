@@ -190,6 +190,88 @@ var fieldsImageIDV2 = clrimpl.EventFields{New: func() clrimpl.Event {
 	return new(ImageIDV2)
 }}
 
+// ImageIDNoneV2 is the payload of ImageIDNone_V2: event 32 version 2 of ImageID.
+// Task ImageID (0), opcode ImageIDNone (32).
+// It has no payload.
+type ImageIDNoneV2 struct{}
+
+// Info describes ImageIDNone_V2.
+func (*ImageIDNoneV2) Info() *EventInfo {
+	return &infoImageIDNoneV2
+}
+
+// Descriptor describes ImageIDNone_V2, as readers of any generated package see it.
+func (*ImageIDNoneV2) Descriptor() *clrimpl.Descriptor {
+	return &descImageIDNoneV2
+}
+
+// Decode reads a ImageIDNone_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *ImageIDNoneV2) Decode(b []byte, ptrSize int) (int, error) {
+	return 0, nil
+}
+
+// Encode appends the ImageIDNone_V2 wire form for the pointer size.
+func (e *ImageIDNoneV2) Encode(dst []byte, ptrSize int) []byte {
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *ImageIDNoneV2) AppendJSON(dst []byte) []byte {
+	return append(dst, "{}"...)
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *ImageIDNoneV2) AppendText(dst []byte) []byte {
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ImageIDNoneV2) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsImageIDNoneV2 lists the columns of ImageIDNone_V2 (EventInfo.Columns).
+var columnsImageIDNoneV2 = []clrimpl.Column{}
+
+// infoImageIDNoneV2 describes ImageIDNone_V2 (ImageIDNoneV2.Info).
+var infoImageIDNoneV2 = EventInfo{
+	Columns:     columnsImageIDNoneV2,
+	DisplayName: "ImageID/None",
+	ID:          32,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "ImageIDNone_V2",
+	Opcode:      32,
+	OpcodeName:  "ImageIDNone",
+	Provider:    ProviderImageID,
+	Task:        0,
+	TaskName:    "ImageID",
+	TypeName:    "ImageIDNoneV2",
+	Version:     2,
+	desc:        &descImageIDNoneV2,
+	fields:      &fieldsImageIDNoneV2,
+}
+
+// descImageIDNoneV2 describes ImageIDNone_V2 (EventInfo.Descriptor).
+var descImageIDNoneV2 = clrimpl.Descriptor{
+	Columns:      columnsImageIDNoneV2,
+	DisplayName:  "ImageID/None",
+	Fields:       &fieldsImageIDNoneV2,
+	ID:           32,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "ImageIDNone_V2",
+	Opcode:       32,
+	Provider:     "KernelTraceControl",
+	ProviderGUID: GUID{215, 117, 230, 179, 84, 37, 24, 79, 131, 11, 39, 98, 115, 37, 96, 222},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsImageIDNoneV2 writes the fields of ImageIDNone_V2 payloads (its Descriptor's Fields).
+var fieldsImageIDNoneV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ImageIDNoneV2)
+}}
+
 // DbgIDRSDSV2 is the payload of DbgID_RSDS_V2: event 36 version 2 of ImageID.
 // Task ImageID (0), opcode ImageIDDbgID_RSDS (36).
 // Template DbgID_RSDS_V2. Its layout depends on the pointer size.
@@ -550,6 +632,310 @@ var descDbgIDILRSDSV2 = clrimpl.Descriptor{
 // fieldsDbgIDILRSDSV2 writes the fields of DbgID_ILRSDS_V2 payloads (its Descriptor's Fields).
 var fieldsDbgIDILRSDSV2 = clrimpl.EventFields{New: func() clrimpl.Event {
 	return new(DbgIDILRSDSV2)
+}}
+
+// DbgPPDBV2 is the payload of DbgPPDB_V2: event 38 version 2 of ImageID.
+// Task ImageID (0), opcode ImageIDDbgPPDB (38).
+// Template DbgPPDB_V2. Its layout depends on the pointer size.
+type DbgPPDBV2 struct {
+	// ImageBase is win:Pointer, pointer-sized on the wire.
+	ImageBase uint64
+	// ProcessID is win:UInt32.
+	ProcessID uint32
+	// TimeDateStamp is win:UInt32.
+	TimeDateStamp uint32
+	// MajorVersion is win:UInt16.
+	MajorVersion uint16
+	// MinorVersion is win:UInt16.
+	MinorVersion uint16
+}
+
+// Info describes DbgPPDB_V2.
+func (*DbgPPDBV2) Info() *EventInfo {
+	return &infoDbgPPDBV2
+}
+
+// Descriptor describes DbgPPDB_V2, as readers of any generated package see it.
+func (*DbgPPDBV2) Descriptor() *clrimpl.Descriptor {
+	return &descDbgPPDBV2
+}
+
+// Decode reads a DbgPPDB_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *DbgPPDBV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("DbgPPDB_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 20 {
+			return 0, shortPrefix("DbgPPDB_V2", len(b), ptrSize, endsDbgPPDBV2)
+		}
+		_ = b[19]
+		e.ImageBase = binary.LittleEndian.Uint64(b[0:])
+		e.ProcessID = binary.LittleEndian.Uint32(b[8:])
+		e.TimeDateStamp = binary.LittleEndian.Uint32(b[12:])
+		e.MajorVersion = binary.LittleEndian.Uint16(b[16:])
+		e.MinorVersion = binary.LittleEndian.Uint16(b[18:])
+	} else {
+		if len(b) < 16 {
+			return 0, shortPrefix("DbgPPDB_V2", len(b), ptrSize, endsDbgPPDBV2)
+		}
+		_ = b[15]
+		e.ImageBase = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.ProcessID = binary.LittleEndian.Uint32(b[4:])
+		e.TimeDateStamp = binary.LittleEndian.Uint32(b[8:])
+		e.MajorVersion = binary.LittleEndian.Uint16(b[12:])
+		e.MinorVersion = binary.LittleEndian.Uint16(b[14:])
+	}
+	return 12 + ptrSize, nil
+}
+
+// endsDbgPPDBV2 is where the fixed fields of DbgPPDB_V2 end, for the error of a short payload.
+var endsDbgPPDBV2 = []clrimpl.FieldEnd{
+	{Name: "ImageBase", Bytes: 0, Ptrs: 1},
+	{Name: "ProcessID", Bytes: 4, Ptrs: 1},
+	{Name: "TimeDateStamp", Bytes: 8, Ptrs: 1},
+	{Name: "MajorVersion", Bytes: 10, Ptrs: 1},
+	{Name: "MinorVersion", Bytes: 12, Ptrs: 1},
+}
+
+// Encode appends the DbgPPDB_V2 wire form for the pointer size.
+func (e *DbgPPDBV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.ImageBase, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ProcessID))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.TimeDateStamp))
+	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.MajorVersion))
+	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.MinorVersion))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *DbgPPDBV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"ImageBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ImageBase))
+	dst = append(dst, ",\"ProcessID\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ProcessID))
+	dst = append(dst, ",\"TimeDateStamp\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.TimeDateStamp))
+	dst = append(dst, ",\"MajorVersion\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MajorVersion))
+	dst = append(dst, ",\"MinorVersion\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MinorVersion))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *DbgPPDBV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "ImageBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ImageBase))
+	dst = append(dst, " ProcessID="...)
+	dst = strconv.AppendUint(dst, uint64(e.ProcessID), 10)
+	dst = append(dst, " TimeDateStamp="...)
+	dst = strconv.AppendUint(dst, uint64(e.TimeDateStamp), 10)
+	dst = append(dst, " MajorVersion="...)
+	dst = strconv.AppendUint(dst, uint64(e.MajorVersion), 10)
+	dst = append(dst, " MinorVersion="...)
+	dst = strconv.AppendUint(dst, uint64(e.MinorVersion), 10)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DbgPPDBV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ImageBase))
+	a.Uint(uint64(e.ProcessID))
+	a.Uint(uint64(e.TimeDateStamp))
+	a.Uint(uint64(e.MajorVersion))
+	a.Uint(uint64(e.MinorVersion))
+}
+
+// columnsDbgPPDBV2 lists the columns of DbgPPDB_V2 (EventInfo.Columns).
+var columnsDbgPPDBV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ImageBase",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ProcessID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "TimeDateStamp",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "MajorVersion",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "MinorVersion",
+}}
+
+// infoDbgPPDBV2 describes DbgPPDB_V2 (DbgPPDBV2.Info).
+var infoDbgPPDBV2 = EventInfo{
+	Columns:     columnsDbgPPDBV2,
+	DisplayName: "ImageID/DbgPPDB",
+	ID:          38,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "DbgPPDB_V2",
+	Opcode:      38,
+	OpcodeName:  "ImageIDDbgPPDB",
+	Provider:    ProviderImageID,
+	Task:        0,
+	TaskName:    "ImageID",
+	TypeName:    "DbgPPDBV2",
+	Version:     2,
+	desc:        &descDbgPPDBV2,
+	fields:      &fieldsDbgPPDBV2,
+}
+
+// descDbgPPDBV2 describes DbgPPDB_V2 (EventInfo.Descriptor).
+var descDbgPPDBV2 = clrimpl.Descriptor{
+	Columns:      columnsDbgPPDBV2,
+	DisplayName:  "ImageID/DbgPPDB",
+	Fields:       &fieldsDbgPPDBV2,
+	ID:           38,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "DbgPPDB_V2",
+	Opcode:       38,
+	Provider:     "KernelTraceControl",
+	ProviderGUID: GUID{215, 117, 230, 179, 84, 37, 24, 79, 131, 11, 39, 98, 115, 37, 96, 222},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsDbgPPDBV2 writes the fields of DbgPPDB_V2 payloads (its Descriptor's Fields).
+var fieldsDbgPPDBV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DbgPPDBV2)
+}}
+
+// DbgDetermV1 is the payload of DbgDeterm_V1: event 40 version 1 of ImageID.
+// Task ImageID (0), opcode ImageIDDbgDeterm (40).
+// Template DbgDeterm_V1. Its layout depends on the pointer size.
+type DbgDetermV1 struct {
+	// ImageBase is win:Pointer, pointer-sized on the wire.
+	ImageBase uint64
+	// ProcessID is win:UInt32.
+	ProcessID uint32
+}
+
+// Info describes DbgDeterm_V1.
+func (*DbgDetermV1) Info() *EventInfo {
+	return &infoDbgDetermV1
+}
+
+// Descriptor describes DbgDeterm_V1, as readers of any generated package see it.
+func (*DbgDetermV1) Descriptor() *clrimpl.Descriptor {
+	return &descDbgDetermV1
+}
+
+// Decode reads a DbgDeterm_V1 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *DbgDetermV1) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("DbgDeterm_V1", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 12 {
+			return 0, shortPrefix("DbgDeterm_V1", len(b), ptrSize, endsDbgDetermV1)
+		}
+		_ = b[11]
+		e.ImageBase = binary.LittleEndian.Uint64(b[0:])
+		e.ProcessID = binary.LittleEndian.Uint32(b[8:])
+	} else {
+		if len(b) < 8 {
+			return 0, shortPrefix("DbgDeterm_V1", len(b), ptrSize, endsDbgDetermV1)
+		}
+		_ = b[7]
+		e.ImageBase = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.ProcessID = binary.LittleEndian.Uint32(b[4:])
+	}
+	return 4 + ptrSize, nil
+}
+
+// endsDbgDetermV1 is where the fixed fields of DbgDeterm_V1 end, for the error of a short payload.
+var endsDbgDetermV1 = []clrimpl.FieldEnd{
+	{Name: "ImageBase", Bytes: 0, Ptrs: 1},
+	{Name: "ProcessID", Bytes: 4, Ptrs: 1},
+}
+
+// Encode appends the DbgDeterm_V1 wire form for the pointer size.
+func (e *DbgDetermV1) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.ImageBase, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ProcessID))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *DbgDetermV1) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"ImageBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ImageBase))
+	dst = append(dst, ",\"ProcessID\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ProcessID))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *DbgDetermV1) AppendText(dst []byte) []byte {
+	dst = append(dst, "ImageBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ImageBase))
+	dst = append(dst, " ProcessID="...)
+	dst = strconv.AppendUint(dst, uint64(e.ProcessID), 10)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DbgDetermV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ImageBase))
+	a.Uint(uint64(e.ProcessID))
+}
+
+// columnsDbgDetermV1 lists the columns of DbgDeterm_V1 (EventInfo.Columns).
+var columnsDbgDetermV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ImageBase",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ProcessID",
+}}
+
+// infoDbgDetermV1 describes DbgDeterm_V1 (DbgDetermV1.Info).
+var infoDbgDetermV1 = EventInfo{
+	Columns:     columnsDbgDetermV1,
+	DisplayName: "ImageID/DbgDeterm",
+	ID:          40,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "DbgDeterm_V1",
+	Opcode:      40,
+	OpcodeName:  "ImageIDDbgDeterm",
+	Provider:    ProviderImageID,
+	Task:        0,
+	TaskName:    "ImageID",
+	TypeName:    "DbgDetermV1",
+	Version:     1,
+	desc:        &descDbgDetermV1,
+	fields:      &fieldsDbgDetermV1,
+}
+
+// descDbgDetermV1 describes DbgDeterm_V1 (EventInfo.Descriptor).
+var descDbgDetermV1 = clrimpl.Descriptor{
+	Columns:      columnsDbgDetermV1,
+	DisplayName:  "ImageID/DbgDeterm",
+	Fields:       &fieldsDbgDetermV1,
+	ID:           40,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "DbgDeterm_V1",
+	Opcode:       40,
+	Provider:     "KernelTraceControl",
+	ProviderGUID: GUID{215, 117, 230, 179, 84, 37, 24, 79, 131, 11, 39, 98, 115, 37, 96, 222},
+	Task:         0,
+	Version:      1,
+}
+
+// fieldsDbgDetermV1 writes the fields of DbgDeterm_V1 payloads (its Descriptor's Fields).
+var fieldsDbgDetermV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DbgDetermV1)
 }}
 
 // FileVersionV0 is the payload of FileVersion_V0: event 64 version 0 of ImageID.

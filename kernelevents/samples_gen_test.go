@@ -191,7 +191,7 @@ func sampleEvents() []Event {
 		OriginalFileName: clrimpl.UTF16Of("s5 é"),
 		ProcessID:        6,
 		TimeDateStamp:    7,
-	}, &DbgIDRSDSV2{
+	}, &ImageIDNoneV2{}, &DbgIDRSDSV2{
 		Age:         7,
 		GuidSig:     GUID{48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63},
 		ImageBase:   4096,
@@ -203,6 +203,15 @@ func sampleEvents() []Event {
 		ImageBase:   4096,
 		PDBFileName: clrimpl.AnsiOf("a5"),
 		ProcessID:   5,
+	}, &DbgPPDBV2{
+		ImageBase:     4096,
+		MajorVersion:  7,
+		MinorVersion:  8,
+		ProcessID:     5,
+		TimeDateStamp: 6,
+	}, &DbgDetermV1{
+		ImageBase: 4096,
+		ProcessID: 5,
 	}, &FileVersionV0{
 		BinFileVersion:  clrimpl.UTF16Of("s6 é"),
 		CompanyName:     clrimpl.UTF16Of("s9 é"),

@@ -260,3 +260,31 @@ func TestSyncTimestampETL(t *testing.T) {
 		}
 	}
 }
+
+// TestImageIDDecoded: every KernelTraceControl image identity event of
+// the diagnostics session decodes, DbgPPDB, DbgDeterm and None among them
+// (531 of them were "ImageID/Opcode(38)" and "(40)" with a hex payload).
+func TestImageIDDecoded(t *testing.T) {
+	r, err := Open("../testdata/traces/diaghub-dotnetcore3.1-win-x64-diagsession.cut.zip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	names := map[string]int{}
+	for {
+		e, err := r.Next()
+		if err != nil {
+			break
+		}
+		if e.Provider() != "KernelTraceControl" || !strings.HasPrefix(e.DisplayName(), "ImageID") {
+			continue // its MetaData events describe others: no payload to decode
+		}
+		if _, err := e.Decode(); err != nil {
+			t.Fatalf("%s (opcode %d): %v", e.Name(), e.Opcode(), err)
+		}
+		names[e.DisplayName()]++
+	}
+	if names["ImageID/DbgPPDB"] == 0 || names["ImageID/DbgDeterm"] == 0 || names["ImageID/None"] == 0 {
+		t.Errorf("image identity events by name: %v", names)
+	}
+}
