@@ -908,7 +908,13 @@ func (p *Process) start(t time.Time, tid int64, f clrevents.GCStartFields) error
 	p.GCs = append(p.GCs, gc)
 	if gc.Type == clrevents.GCTypeBackgroundGC {
 		s.bgc = gc
+		// Its initial suspension is a pause of its own, counted: when an
+		// ephemeral GC before it takes the restart, its later pauses
+		// (GCPrep) add to this one.
 		gc.Pause = gc.Suspend
+		if gc.Suspend > 0 {
+			gc.Pauses = 1
+		}
 	}
 	return nil
 }

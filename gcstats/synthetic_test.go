@@ -606,3 +606,30 @@ func TestMissingGCs(t *testing.T) {
 		}
 	}
 }
+
+// TestEphemeralBeforeBackgroundPauses: when an ephemeral GC runs before a
+// background GC in the same suspension (and takes its restart), the
+// background GC's pause is its initial suspension and its GCPrep pause,
+// and it counts two pauses (it counted one, its pause summing two).
+func TestEphemeralBeforeBackgroundPauses(t *testing.T) {
+	const user, bgc = 100, 200
+	f := newFeed()
+	f.at(1, user, &clrevents.GCHeapStatsV2{GenerationSize0: 1000, GenerationSize2: 10000})
+	f.suspend(10, user, clrevents.GCSuspendEEReasonSuspendForGC)
+	f.at(10.1, user, &clrevents.GCSuspendEEEndV1{})
+	f.at(10.2, user, &clrevents.GCStartV2{Count: 5, Depth: 2, Type: clrevents.GCTypeBackgroundGC})
+	f.at(10.3, user, &clrevents.GCStartV2{Count: 6, Depth: 1, Type: clrevents.GCTypeNonConcurrentGC})
+	f.at(12, user, &clrevents.GCEndV1{Count: 6, Depth: 1})
+	f.at(12.1, user, &clrevents.GCHeapStatsV2{GenerationSize0: 100, GenerationSize1: 200, GenerationSize2: 10000})
+	f.at(12.2, user, &clrevents.GCRestartEEEndV1{})
+	f.suspend(30, bgc, clrevents.GCSuspendEEReasonSuspendForGCPrep)
+	f.at(30.1, bgc, &clrevents.GCSuspendEEEndV1{})
+	f.at(31, bgc, &clrevents.GCRestartEEEndV1{})
+	f.at(40, bgc, &clrevents.GCEndV1{Count: 5, Depth: 2})
+	f.at(40.1, bgc, &clrevents.GCHeapStatsV2{GenerationSize0: 50, GenerationSize1: 300, GenerationSize2: 5000})
+	for _, g := range f.process(t).GCs {
+		if g.Number == 5 && (g.Pauses != 2 || !near(msOf(g.Pause), 1.1)) {
+			t.Errorf("background GC: %d pauses, %v; want 2 pauses, 1.1 ms (0.1 suspended with the ephemeral GC, 1.0 for GCPrep)", g.Pauses, g.Pause)
+		}
+	}
+}
