@@ -249,7 +249,8 @@ func (e *Event) headerOr(issuing uint32) (pid, tid int64, ok bool) {
 
 // kernelIDs is the process and thread a kernel event is about, as
 // TraceEvent gives them: a CPU sample's thread from its payload and that
-// thread's process from the trace's Thread events before it (noteKernel);
+// thread's process from the trace's Thread events before it (noteKernel),
+// or for the logging program's thread from the log header;
 // a stack walk's and a Thread event's from their payloads; an Image or
 // Process event's process from its payload, with no thread but for an
 // Image Load (the loading thread, from the header); a process's counters'

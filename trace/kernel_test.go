@@ -288,3 +288,29 @@ func TestImageIDDecoded(t *testing.T) {
 		t.Errorf("image identity events by name: %v", names)
 	}
 }
+
+// TestHeaderThreadProcess: the log header event names the logging
+// program's thread and process, so that thread's CPU samples before the
+// thread rundown have their process (TraceEvent gives 3988 to the x86
+// log's first samples, which were -1).
+func TestHeaderThreadProcess(t *testing.T) {
+	r, _ := openNet452(t)
+	h := r.et.Header()
+	n := 0
+	for {
+		e, err := r.Next()
+		if err != nil {
+			break
+		}
+		if e.Name() != "PerfInfo/Sample" || e.ThreadID() != int64(h.HeaderThreadID) {
+			continue
+		}
+		n++
+		if e.ProcessID() != int64(h.HeaderProcessID) {
+			t.Fatalf("sample %d of thread %d: process %d, want the header's %d", n, e.ThreadID(), e.ProcessID(), h.HeaderProcessID)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no CPU sample of the header's thread")
+	}
+}

@@ -353,6 +353,12 @@ func newETL(er *etl.Reader, c *config, closers ...func() error) *Reader {
 		Format: ETL, Version: major*100 + minor, StartTime: h.StartTime, ClockFrequency: h.Frequency,
 		SyncTimestamp: h.HeaderTimestamp, PointerSize: ptr, ProcessID: -1, NumProcessors: int(h.NumberOfProcessors),
 	}
+	// The header event names its thread's process: the logging
+	// program's thread, whose CPU samples may come before the thread
+	// rundown does.
+	if tid, pid := h.HeaderThreadID, h.HeaderProcessID; tid != 0 && tid != 0xFFFFFFFF && pid != 0xFFFFFFFF {
+		r.threads = map[uint32]uint32{tid: pid}
+	}
 	return r
 }
 
