@@ -9,7 +9,9 @@ import clrimpl "github.com/clrgo/clrevents/clrimpl"
 // Level win:LogAlways (0).
 // Template ProcessInfo.
 type ProcessInfo struct {
-	// CommandLine is win:UnicodeString, NUL-terminated on the wire.
+	// CommandLine is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	CommandLine UTF16
 }
 
@@ -113,11 +115,17 @@ var fieldsProcessInfo = clrimpl.EventFields{New: func() clrimpl.Event {
 // Level win:LogAlways (0).
 // Template ProcessInfo_V1.
 type ProcessInfoV1 struct {
-	// CommandLine is win:UnicodeString, NUL-terminated on the wire.
+	// CommandLine is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	CommandLine UTF16
-	// OSInformation is win:UnicodeString, NUL-terminated on the wire.
+	// OSInformation is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	OSInformation UTF16
-	// ArchInformation is win:UnicodeString, NUL-terminated on the wire.
+	// ArchInformation is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ArchInformation UTF16
 }
 

@@ -734,7 +734,9 @@ var fieldsMonoProfilerAppDomainUnloaded = clrimpl.EventFields{New: func() clrimp
 type MonoProfilerAppDomainName struct {
 	// AppDomainID is win:UInt64 (win:HexInt64).
 	AppDomainID uint64
-	// AppDomainName is win:UnicodeString, NUL-terminated on the wire.
+	// AppDomainName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AppDomainName UTF16
 }
 
@@ -1269,7 +1271,8 @@ type MonoProfilerJitDoneV1 struct {
 	MethodToken uint32
 	// Count is win:UInt32 (win:HexInt32); it sizes Values.
 	Count uint32
-	// Values is an array of fixed-size structs, Count elements.
+	// Values is an array of fixed-size structs, Count elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	Values MonoProfilerJitDoneV1ValuesArray
 }
 
@@ -2209,7 +2212,9 @@ type MonoProfilerClassLoaded struct {
 	ClassID uint64
 	// ModuleID is win:UInt64 (win:HexInt64).
 	ModuleID uint64
-	// ClassName is win:UnicodeString, NUL-terminated on the wire.
+	// ClassName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ClassName UTF16
 }
 
@@ -2350,11 +2355,14 @@ type MonoProfilerClassLoadedV1 struct {
 	ClassID uint64
 	// ModuleID is win:UInt64 (win:HexInt64).
 	ModuleID uint64
-	// ClassName is win:UnicodeString, NUL-terminated on the wire.
+	// ClassName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ClassName UTF16
 	// Count is win:UInt32 (win:HexInt32); it sizes Values.
 	Count uint32
-	// Values is an array of fixed-size structs, Count elements.
+	// Values is an array of fixed-size structs, Count elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	Values MonoProfilerClassLoadedV1ValuesArray
 }
 
@@ -3272,9 +3280,13 @@ var fieldsMonoProfilerModuleFailed = clrimpl.EventFields{New: func() clrimpl.Eve
 type MonoProfilerModuleLoaded struct {
 	// ModuleID is win:UInt64 (win:HexInt64).
 	ModuleID uint64
-	// ModuleName is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ModuleName UTF16
-	// ModuleSignature is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleSignature UTF16
 }
 
@@ -3518,9 +3530,13 @@ var fieldsMonoProfilerModuleUnloading = clrimpl.EventFields{New: func() clrimpl.
 type MonoProfilerModuleUnloaded struct {
 	// ModuleID is win:UInt64 (win:HexInt64).
 	ModuleID uint64
-	// ModuleName is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ModuleName UTF16
-	// ModuleSignature is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleSignature UTF16
 }
 
@@ -3780,7 +3796,9 @@ type MonoProfilerAssemblyLoaded struct {
 	AssemblyID uint64
 	// ModuleID is win:UInt64 (win:HexInt64).
 	ModuleID uint64
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 }
 
@@ -4041,7 +4059,9 @@ type MonoProfilerAssemblyUnloaded struct {
 	AssemblyID uint64
 	// ModuleID is win:UInt64 (win:HexInt64).
 	ModuleID uint64
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 }
 
@@ -5508,7 +5528,8 @@ var fieldsMonoProfilerGCAllocation = clrimpl.EventFields{New: func() clrimpl.Eve
 type MonoProfilerGCMoves struct {
 	// Count is win:UInt32 (win:HexInt32); it sizes Values.
 	Count uint32
-	// Values is an array of fixed-size structs, Count elements.
+	// Values is an array of fixed-size structs, Count elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	Values MonoProfilerGCMovesValuesArray
 }
 
@@ -6572,7 +6593,9 @@ type MonoProfilerGCRootRegister struct {
 	RootType MonoProfilerGCRootType
 	// RootKeyID is win:UInt64 (win:HexInt64).
 	RootKeyID uint64
-	// RootKeyName is win:UnicodeString, NUL-terminated on the wire.
+	// RootKeyName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	RootKeyName UTF16
 }
 
@@ -6873,7 +6896,8 @@ var fieldsMonoProfilerGCRootUnregister = clrimpl.EventFields{New: func() clrimpl
 type MonoProfilerGCRoots struct {
 	// Count is win:UInt32 (win:HexInt32); it sizes Values.
 	Count uint32
-	// Values is an array of fixed-size structs, Count elements.
+	// Values is an array of fixed-size structs, Count elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	Values MonoProfilerGCRootsValuesArray
 }
 
@@ -7146,7 +7170,9 @@ var fieldsMonoProfilerGCRoots = clrimpl.EventFields{New: func() clrimpl.Event {
 // Task MonoProfiler (1), opcode GCHeapDumpStart (68), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // Template GCHeapDumpStart.
 type MonoProfilerGCHeapDumpStart struct {
-	// HeapCollectParam is win:UnicodeString, NUL-terminated on the wire.
+	// HeapCollectParam is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	HeapCollectParam UTF16
 }
 
@@ -7342,7 +7368,8 @@ type MonoProfilerGCHeapDumpObjectReference struct {
 	ObjectGeneration uint8
 	// Count is win:UInt32 (win:HexInt32); it sizes Values.
 	Count uint32
-	// Values is an array of fixed-size structs, Count elements.
+	// Values is an array of fixed-size structs, Count elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	Values MonoProfilerGCHeapDumpObjectReferenceValuesArray
 }
 
@@ -8452,7 +8479,9 @@ var fieldsMonoProfilerThreadExited = clrimpl.EventFields{New: func() clrimpl.Eve
 type MonoProfilerThreadName struct {
 	// ThreadID is win:UInt64 (win:HexInt64).
 	ThreadID uint64
-	// ThreadName is win:UnicodeString, NUL-terminated on the wire.
+	// ThreadName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ThreadName UTF16
 }
 
@@ -8579,11 +8608,17 @@ var fieldsMonoProfilerThreadName = clrimpl.EventFields{New: func() clrimpl.Event
 type MonoProfilerJitDoneVerbose struct {
 	// MethodID is win:UInt64 (win:HexInt64).
 	MethodID uint64
-	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodNamespace UTF16
-	// MethodName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	MethodName UTF16
-	// MethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodSignature UTF16
 }
 
@@ -8735,7 +8770,9 @@ type MonoProfilerGCHeapDumpVTableClassReference struct {
 	ClassID uint64
 	// ModuleID is win:UInt64 (win:HexInt64).
 	ModuleID uint64
-	// ClassName is win:UnicodeString, NUL-terminated on the wire.
+	// ClassName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ClassName UTF16
 }
 

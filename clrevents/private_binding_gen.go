@@ -21,9 +21,13 @@ type BindingPolicyPhaseStart struct {
 	FromLoaderCache uint32
 	// DynamicLoad is win:UInt32.
 	DynamicLoad uint32
-	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyCodebase UTF16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -215,9 +219,13 @@ type BindingPolicyPhaseEnd struct {
 	FromLoaderCache uint32
 	// DynamicLoad is win:UInt32.
 	DynamicLoad uint32
-	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyCodebase UTF16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -409,9 +417,13 @@ type BindingNgenPhaseStart struct {
 	FromLoaderCache uint32
 	// DynamicLoad is win:UInt32.
 	DynamicLoad uint32
-	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyCodebase UTF16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -603,9 +615,13 @@ type BindingNgenPhaseEnd struct {
 	FromLoaderCache uint32
 	// DynamicLoad is win:UInt32.
 	DynamicLoad uint32
-	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyCodebase UTF16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -797,9 +813,13 @@ type BindingLookupAndProbingPhaseStart struct {
 	FromLoaderCache uint32
 	// DynamicLoad is win:UInt32.
 	DynamicLoad uint32
-	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyCodebase UTF16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -991,9 +1011,13 @@ type BindingLookupAndProbingPhaseEnd struct {
 	FromLoaderCache uint32
 	// DynamicLoad is win:UInt32.
 	DynamicLoad uint32
-	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyCodebase UTF16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -1185,9 +1209,13 @@ type LoaderPhaseStart struct {
 	FromLoaderCache uint32
 	// DynamicLoad is win:UInt32.
 	DynamicLoad uint32
-	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyCodebase UTF16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -1379,9 +1407,13 @@ type LoaderPhaseEnd struct {
 	FromLoaderCache uint32
 	// DynamicLoad is win:UInt32.
 	DynamicLoad uint32
-	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyCodebase UTF16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -1573,9 +1605,13 @@ type BindingPhaseStart struct {
 	FromLoaderCache uint32
 	// DynamicLoad is win:UInt32.
 	DynamicLoad uint32
-	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyCodebase UTF16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -1767,9 +1803,13 @@ type BindingPhaseEnd struct {
 	FromLoaderCache uint32
 	// DynamicLoad is win:UInt32.
 	DynamicLoad uint32
-	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyCodebase UTF16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -1961,9 +2001,13 @@ type BindingDownloadPhaseStart struct {
 	FromLoaderCache uint32
 	// DynamicLoad is win:UInt32.
 	DynamicLoad uint32
-	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyCodebase UTF16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -2155,9 +2199,13 @@ type BindingDownloadPhaseEnd struct {
 	FromLoaderCache uint32
 	// DynamicLoad is win:UInt32.
 	DynamicLoad uint32
-	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyCodebase UTF16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -2349,9 +2397,13 @@ type LoaderAssemblyInitPhaseStart struct {
 	FromLoaderCache uint32
 	// DynamicLoad is win:UInt32.
 	DynamicLoad uint32
-	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyCodebase UTF16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -2543,9 +2595,13 @@ type LoaderAssemblyInitPhaseEnd struct {
 	FromLoaderCache uint32
 	// DynamicLoad is win:UInt32.
 	DynamicLoad uint32
-	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyCodebase UTF16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -2737,9 +2793,13 @@ type LoaderMappingPhaseStart struct {
 	FromLoaderCache uint32
 	// DynamicLoad is win:UInt32.
 	DynamicLoad uint32
-	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyCodebase UTF16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -2931,9 +2991,13 @@ type LoaderMappingPhaseEnd struct {
 	FromLoaderCache uint32
 	// DynamicLoad is win:UInt32.
 	DynamicLoad uint32
-	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyCodebase UTF16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -3125,9 +3189,13 @@ type LoaderDeliverEventsPhaseStart struct {
 	FromLoaderCache uint32
 	// DynamicLoad is win:UInt32.
 	DynamicLoad uint32
-	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyCodebase UTF16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -3319,9 +3387,13 @@ type LoaderDeliverEventsPhaseEnd struct {
 	FromLoaderCache uint32
 	// DynamicLoad is win:UInt32.
 	DynamicLoad uint32
-	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyCodebase is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyCodebase UTF16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -3509,7 +3581,9 @@ type FusionMessageEvent struct {
 	ClrInstanceID uint16
 	// Prepend is win:Boolean.
 	Prepend bool
-	// Message is win:UnicodeString, NUL-terminated on the wire.
+	// Message is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Message UTF16
 }
 

@@ -13,7 +13,9 @@ import (
 // Task CLRFailFast (2), opcode FailFast (52), level win:Critical (1).
 // Template FailFast. Its layout depends on the pointer size.
 type FailFast struct {
-	// FailFastUserMessage is win:UnicodeString, NUL-terminated on the wire.
+	// FailFastUserMessage is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	FailFastUserMessage UTF16
 	// FailedEIP is win:Pointer, pointer-sized on the wire.
 	FailedEIP uint64

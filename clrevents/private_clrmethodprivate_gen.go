@@ -25,7 +25,8 @@ type JittedMethodRichDebugInfo struct {
 	ChunkIndex uint32
 	// DataSize is win:UInt32; it sizes Data.
 	DataSize uint32
-	// Data is win:Binary, DataSize bytes long.
+	// Data is win:Binary, DataSize bytes long. It aliases the payload it was
+	// decoded from, which a reader reuses for its next event.
 	Data Binary
 }
 

@@ -15,9 +15,13 @@ import (
 type MulticoreJit struct {
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// String1 is win:UnicodeString, NUL-terminated on the wire.
+	// String1 is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	String1 UTF16
-	// String2 is win:UnicodeString, NUL-terminated on the wire.
+	// String2 is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	String2 UTF16
 	// Int1 is win:Int32.
 	Int1 int32

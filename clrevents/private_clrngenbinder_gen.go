@@ -19,7 +19,9 @@ type NgenBindEvent struct {
 	BindingID uint64
 	// ReasonCode is win:UInt32, map NgenBindReasonMap.
 	ReasonCode PrivateNgenBindReason
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 }
 

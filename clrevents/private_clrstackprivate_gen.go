@@ -21,7 +21,9 @@ type CLRStackWalkPrivate struct {
 	Reserved2 uint8
 	// FrameCount is win:UInt32; it sizes Stack.
 	FrameCount uint32
-	// Stack is win:Pointer, pointer-sized on the wire, FrameCount elements.
+	// Stack is win:Pointer, pointer-sized on the wire, FrameCount elements. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event.
 	Stack PointerArray
 }
 

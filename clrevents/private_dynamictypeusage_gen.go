@@ -13,7 +13,9 @@ import (
 // Task DynamicTypeUsage (22), opcode IInspectableRuntimeClassName (11), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUsePrivate.
 type IInspectableRuntimeClassName struct {
-	// TypeName is win:UnicodeString, NUL-terminated on the wire.
+	// TypeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	TypeName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -133,9 +135,13 @@ var fieldsIInspectableRuntimeClassName = clrimpl.EventFields{New: func() clrimpl
 // Task DynamicTypeUsage (22), opcode WinRTUnbox (12), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseTwoParametersPrivate.
 type WinRTUnbox struct {
-	// TypeName is win:UnicodeString, NUL-terminated on the wire.
+	// TypeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	TypeName UTF16
-	// SecondTypeName is win:UnicodeString, NUL-terminated on the wire.
+	// SecondTypeName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	SecondTypeName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -266,7 +272,9 @@ var fieldsWinRTUnbox = clrimpl.EventFields{New: func() clrimpl.Event {
 // Task DynamicTypeUsage (22), opcode CreateRCW (13), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUsePrivate.
 type CreateRCW struct {
-	// TypeName is win:UnicodeString, NUL-terminated on the wire.
+	// TypeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	TypeName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -386,11 +394,17 @@ var fieldsCreateRCW = clrimpl.EventFields{New: func() clrimpl.Event {
 // Task DynamicTypeUsage (22), opcode RCWVariance (14), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUsePrivateVariance.
 type RCWVariance struct {
-	// TypeName is win:UnicodeString, NUL-terminated on the wire.
+	// TypeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	TypeName UTF16
-	// InterfaceTypeName is win:UnicodeString, NUL-terminated on the wire.
+	// InterfaceTypeName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	InterfaceTypeName UTF16
-	// VariantInterfaceTypeName is win:UnicodeString, NUL-terminated on the wire.
+	// VariantInterfaceTypeName is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	VariantInterfaceTypeName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -531,9 +545,13 @@ var fieldsRCWVariance = clrimpl.EventFields{New: func() clrimpl.Event {
 // Task DynamicTypeUsage (22), opcode RCWIEnumerableCasting (15), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseTwoParametersPrivate.
 type RCWIEnumerableCasting struct {
-	// TypeName is win:UnicodeString, NUL-terminated on the wire.
+	// TypeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	TypeName UTF16
-	// SecondTypeName is win:UnicodeString, NUL-terminated on the wire.
+	// SecondTypeName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	SecondTypeName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -664,7 +682,9 @@ var fieldsRCWIEnumerableCasting = clrimpl.EventFields{New: func() clrimpl.Event 
 // Task DynamicTypeUsage (22), opcode CreateCCW (16), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUsePrivate.
 type CreateCCW struct {
-	// TypeName is win:UnicodeString, NUL-terminated on the wire.
+	// TypeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	TypeName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -784,11 +804,17 @@ var fieldsCreateCCW = clrimpl.EventFields{New: func() clrimpl.Event {
 // Task DynamicTypeUsage (22), opcode CCWVariance (17), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUsePrivateVariance.
 type CCWVariance struct {
-	// TypeName is win:UnicodeString, NUL-terminated on the wire.
+	// TypeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	TypeName UTF16
-	// InterfaceTypeName is win:UnicodeString, NUL-terminated on the wire.
+	// InterfaceTypeName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	InterfaceTypeName UTF16
-	// VariantInterfaceTypeName is win:UnicodeString, NUL-terminated on the wire.
+	// VariantInterfaceTypeName is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	VariantInterfaceTypeName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -929,7 +955,9 @@ var fieldsCCWVariance = clrimpl.EventFields{New: func() clrimpl.Event {
 // Task DynamicTypeUsage (22), opcode ObjectVariantMarshallingToNative (18), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseStringAndIntPrivate.
 type ObjectVariantMarshallingToNative struct {
-	// TypeName is win:UnicodeString, NUL-terminated on the wire.
+	// TypeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	TypeName UTF16
 	// Int1 is win:Int32.
 	Int1 int32
@@ -1065,9 +1093,13 @@ var fieldsObjectVariantMarshallingToNative = clrimpl.EventFields{New: func() clr
 // Task DynamicTypeUsage (22), opcode GetTypeFromGUID (19), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseTwoParametersPrivate.
 type GetTypeFromGUID struct {
-	// TypeName is win:UnicodeString, NUL-terminated on the wire.
+	// TypeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	TypeName UTF16
-	// SecondTypeName is win:UnicodeString, NUL-terminated on the wire.
+	// SecondTypeName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	SecondTypeName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -1198,9 +1230,13 @@ var fieldsGetTypeFromGUID = clrimpl.EventFields{New: func() clrimpl.Event {
 // Task DynamicTypeUsage (22), opcode GetTypeFromProgID (20), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseTwoParametersPrivate.
 type GetTypeFromProgID struct {
-	// TypeName is win:UnicodeString, NUL-terminated on the wire.
+	// TypeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	TypeName UTF16
-	// SecondTypeName is win:UnicodeString, NUL-terminated on the wire.
+	// SecondTypeName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	SecondTypeName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -1331,9 +1367,13 @@ var fieldsGetTypeFromProgID = clrimpl.EventFields{New: func() clrimpl.Event {
 // Task DynamicTypeUsage (22), opcode ConvertToCallbackEtw (21), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseTwoParametersPrivate.
 type ConvertToCallbackEtw struct {
-	// TypeName is win:UnicodeString, NUL-terminated on the wire.
+	// TypeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	TypeName UTF16
-	// SecondTypeName is win:UnicodeString, NUL-terminated on the wire.
+	// SecondTypeName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	SecondTypeName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -1674,7 +1714,9 @@ var fieldsEndCreateManagedReference = clrimpl.EventFields{New: func() clrimpl.Ev
 // Task DynamicTypeUsage (22), opcode ObjectVariantMarshallingToManaged (24), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseStringAndIntPrivate.
 type ObjectVariantMarshallingToManaged struct {
-	// TypeName is win:UnicodeString, NUL-terminated on the wire.
+	// TypeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	TypeName UTF16
 	// Int1 is win:Int32.
 	Int1 int32

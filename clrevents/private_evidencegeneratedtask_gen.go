@@ -17,7 +17,9 @@ type EvidenceGenerated struct {
 	Type uint32
 	// AppDomain is win:UInt32 (xs:unsignedInt).
 	AppDomain uint32
-	// ILImage is win:UnicodeString, NUL-terminated on the wire.
+	// ILImage is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	ILImage UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16

@@ -896,7 +896,8 @@ var fieldsGCPerHeapHistoryV1 = clrimpl.EventFields{New: func() clrimpl.Event {
 // Task GarbageCollectionPrivate (1), opcode GCPerHeapHistory (17), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCPerHeapHistory. Its layout depends on the pointer size.
 type GCPerHeapHistory struct {
-	// Values is an array of fixed-size structs, 5 elements.
+	// Values is an array of fixed-size structs, 5 elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	Values GCPerHeapHistoryValuesArray
 	// CondemnReasons0 is win:UInt32.
 	CondemnReasons0 uint32
@@ -5051,7 +5052,9 @@ type PrvFinalizeObject struct {
 	ObjectID uint64
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// TypeName is win:UnicodeString, NUL-terminated on the wire.
+	// TypeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	TypeName UTF16
 }
 
@@ -5223,11 +5226,17 @@ type CCWRefCountChangeAnsi struct {
 	NewRefCount uint32
 	// AppDomainID is win:UInt64 (win:HexInt64).
 	AppDomainID uint64
-	// ClassName is win:AnsiString, NUL-terminated on the wire.
+	// ClassName is win:AnsiString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	ClassName Ansi
-	// NameSpace is win:AnsiString, NUL-terminated on the wire.
+	// NameSpace is win:AnsiString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	NameSpace Ansi
-	// Operation is win:UnicodeString, NUL-terminated on the wire.
+	// Operation is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	Operation UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -5963,11 +5972,17 @@ type CCWRefCountChange struct {
 	NewRefCount uint32
 	// AppDomainID is win:UInt64 (win:HexInt64).
 	AppDomainID uint64
-	// ClassName is win:UnicodeString, NUL-terminated on the wire.
+	// ClassName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ClassName UTF16
-	// NameSpace is win:UnicodeString, NUL-terminated on the wire.
+	// NameSpace is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	NameSpace UTF16
-	// Operation is win:UnicodeString, NUL-terminated on the wire.
+	// Operation is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	Operation UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16

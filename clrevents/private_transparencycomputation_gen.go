@@ -13,7 +13,9 @@ import (
 // Task TransparencyComputation (14), opcode ModuleTransparencyComputationStart (83), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template ModuleTransparencyCalculation.
 type ModuleTransparencyComputationStart struct {
-	// Module is win:UnicodeString, NUL-terminated on the wire.
+	// Module is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Module UTF16
 	// AppDomainID is win:UInt32.
 	AppDomainID uint32
@@ -149,7 +151,9 @@ var fieldsModuleTransparencyComputationStart = clrimpl.EventFields{New: func() c
 // Task TransparencyComputation (14), opcode ModuleTransparencyComputationEnd (84), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template ModuleTransparencyCalculationResult.
 type ModuleTransparencyComputationEnd struct {
-	// Module is win:UnicodeString, NUL-terminated on the wire.
+	// Module is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Module UTF16
 	// AppDomainID is win:UInt32.
 	AppDomainID uint32
@@ -365,9 +369,13 @@ var fieldsModuleTransparencyComputationEnd = clrimpl.EventFields{New: func() clr
 // Task TransparencyComputation (14), opcode TypeTransparencyComputationStart (85), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template TypeTransparencyCalculation.
 type TypeTransparencyComputationStart struct {
-	// Type is win:UnicodeString, NUL-terminated on the wire.
+	// Type is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Type UTF16
-	// Module is win:UnicodeString, NUL-terminated on the wire.
+	// Module is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Module UTF16
 	// AppDomainID is win:UInt32.
 	AppDomainID uint32
@@ -514,9 +522,13 @@ var fieldsTypeTransparencyComputationStart = clrimpl.EventFields{New: func() clr
 // Task TransparencyComputation (14), opcode TypeTransparencyComputationEnd (86), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template TypeTransparencyCalculationResult.
 type TypeTransparencyComputationEnd struct {
-	// Type is win:UnicodeString, NUL-terminated on the wire.
+	// Type is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Type UTF16
-	// Module is win:UnicodeString, NUL-terminated on the wire.
+	// Module is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Module UTF16
 	// AppDomainID is win:UInt32.
 	AppDomainID uint32
@@ -727,9 +739,13 @@ var fieldsTypeTransparencyComputationEnd = clrimpl.EventFields{New: func() clrim
 // Task TransparencyComputation (14), opcode MethodTransparencyComputationStart (87), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template MethodTransparencyCalculation.
 type MethodTransparencyComputationStart struct {
-	// Method is win:UnicodeString, NUL-terminated on the wire.
+	// Method is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Method UTF16
-	// Module is win:UnicodeString, NUL-terminated on the wire.
+	// Module is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Module UTF16
 	// AppDomainID is win:UInt32.
 	AppDomainID uint32
@@ -876,9 +892,13 @@ var fieldsMethodTransparencyComputationStart = clrimpl.EventFields{New: func() c
 // Task TransparencyComputation (14), opcode MethodTransparencyComputationEnd (88), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template MethodTransparencyCalculationResult.
 type MethodTransparencyComputationEnd struct {
-	// Method is win:UnicodeString, NUL-terminated on the wire.
+	// Method is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Method UTF16
-	// Module is win:UnicodeString, NUL-terminated on the wire.
+	// Module is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Module UTF16
 	// AppDomainID is win:UInt32.
 	AppDomainID uint32
@@ -1057,9 +1077,13 @@ var fieldsMethodTransparencyComputationEnd = clrimpl.EventFields{New: func() clr
 // Task TransparencyComputation (14), opcode FieldTransparencyComputationStart (89), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template FieldTransparencyCalculation.
 type FieldTransparencyComputationStart struct {
-	// Field is win:UnicodeString, NUL-terminated on the wire.
+	// Field is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Field UTF16
-	// Module is win:UnicodeString, NUL-terminated on the wire.
+	// Module is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Module UTF16
 	// AppDomainID is win:UInt32.
 	AppDomainID uint32
@@ -1206,9 +1230,13 @@ var fieldsFieldTransparencyComputationStart = clrimpl.EventFields{New: func() cl
 // Task TransparencyComputation (14), opcode FieldTransparencyComputationEnd (90), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template FieldTransparencyCalculationResult.
 type FieldTransparencyComputationEnd struct {
-	// Field is win:UnicodeString, NUL-terminated on the wire.
+	// Field is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Field UTF16
-	// Module is win:UnicodeString, NUL-terminated on the wire.
+	// Module is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Module UTF16
 	// AppDomainID is win:UInt32.
 	AppDomainID uint32
@@ -1389,7 +1417,9 @@ var fieldsFieldTransparencyComputationEnd = clrimpl.EventFields{New: func() clri
 type TokenTransparencyComputationStart struct {
 	// Token is win:UInt32.
 	Token uint32
-	// Module is win:UnicodeString, NUL-terminated on the wire.
+	// Module is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Module UTF16
 	// AppDomainID is win:UInt32.
 	AppDomainID uint32
@@ -1547,7 +1577,9 @@ var fieldsTokenTransparencyComputationStart = clrimpl.EventFields{New: func() cl
 type TokenTransparencyComputationEnd struct {
 	// Token is win:UInt32.
 	Token uint32
-	// Module is win:UnicodeString, NUL-terminated on the wire.
+	// Module is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Module UTF16
 	// AppDomainID is win:UInt32.
 	AppDomainID uint32

@@ -23,9 +23,13 @@ type DomainModuleDCStart struct {
 	ModuleFlags RundownModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 }
 
@@ -224,9 +228,13 @@ type DomainModuleDCStartV1 struct {
 	ModuleFlags RundownModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -441,9 +449,13 @@ type DomainModuleDCEnd struct {
 	ModuleFlags RundownModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 }
 
@@ -642,9 +654,13 @@ type DomainModuleDCEndV1 struct {
 	ModuleFlags RundownModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -857,9 +873,13 @@ type ModuleDCStart struct {
 	ModuleFlags RundownModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 }
 
@@ -1044,9 +1064,13 @@ type ModuleDCStartV1 struct {
 	ModuleFlags RundownModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -1247,9 +1271,13 @@ type ModuleDCStartV2 struct {
 	ModuleFlags RundownModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -1257,13 +1285,17 @@ type ModuleDCStartV2 struct {
 	ManagedPdbSignature GUID
 	// ManagedPdbAge is win:UInt32.
 	ManagedPdbAge uint32
-	// ManagedPdbBuildPath is win:UnicodeString, NUL-terminated on the wire.
+	// ManagedPdbBuildPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ManagedPdbBuildPath UTF16
 	// NativePdbSignature is win:GUID.
 	NativePdbSignature GUID
 	// NativePdbAge is win:UInt32.
 	NativePdbAge uint32
-	// NativePdbBuildPath is win:UnicodeString, NUL-terminated on the wire.
+	// NativePdbBuildPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	NativePdbBuildPath UTF16
 }
 
@@ -1552,9 +1584,13 @@ type ModuleDCEnd struct {
 	ModuleFlags RundownModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 }
 
@@ -1739,9 +1775,13 @@ type ModuleDCEndV1 struct {
 	ModuleFlags RundownModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -1942,9 +1982,13 @@ type ModuleDCEndV2 struct {
 	ModuleFlags RundownModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -1952,13 +1996,17 @@ type ModuleDCEndV2 struct {
 	ManagedPdbSignature GUID
 	// ManagedPdbAge is win:UInt32.
 	ManagedPdbAge uint32
-	// ManagedPdbBuildPath is win:UnicodeString, NUL-terminated on the wire.
+	// ManagedPdbBuildPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ManagedPdbBuildPath UTF16
 	// NativePdbSignature is win:GUID.
 	NativePdbSignature GUID
 	// NativePdbAge is win:UInt32.
 	NativePdbAge uint32
-	// NativePdbBuildPath is win:UnicodeString, NUL-terminated on the wire.
+	// NativePdbBuildPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	NativePdbBuildPath UTF16
 }
 
@@ -2247,9 +2295,13 @@ type ModuleDCEndV3 struct {
 	ModuleFlags RundownModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -2257,15 +2309,21 @@ type ModuleDCEndV3 struct {
 	ManagedPdbSignature GUID
 	// ManagedPdbAge is win:UInt32.
 	ManagedPdbAge uint32
-	// ManagedPdbBuildPath is win:UnicodeString, NUL-terminated on the wire.
+	// ManagedPdbBuildPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ManagedPdbBuildPath UTF16
 	// NativePdbSignature is win:GUID.
 	NativePdbSignature GUID
 	// NativePdbAge is win:UInt32.
 	NativePdbAge uint32
-	// NativePdbBuildPath is win:UnicodeString, NUL-terminated on the wire.
+	// NativePdbBuildPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	NativePdbBuildPath UTF16
-	// NativeBuildID is win:UnicodeString, NUL-terminated on the wire.
+	// NativeBuildID is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	NativeBuildID UTF16
 }
 
@@ -2563,7 +2621,9 @@ type AssemblyDCStart struct {
 	AppDomainID uint64
 	// AssemblyFlags is win:UInt32, map AssemblyFlagsMap.
 	AssemblyFlags RundownAssemblyFlags
-	// FullyQualifiedAssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// FullyQualifiedAssemblyName is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	FullyQualifiedAssemblyName UTF16
 }
 
@@ -2726,7 +2786,9 @@ type AssemblyDCStartV1 struct {
 	BindingID uint64
 	// AssemblyFlags is win:UInt32, map AssemblyFlagsMap.
 	AssemblyFlags RundownAssemblyFlags
-	// FullyQualifiedAssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// FullyQualifiedAssemblyName is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	FullyQualifiedAssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -2915,7 +2977,9 @@ type AssemblyDCEnd struct {
 	AppDomainID uint64
 	// AssemblyFlags is win:UInt32, map AssemblyFlagsMap.
 	AssemblyFlags RundownAssemblyFlags
-	// FullyQualifiedAssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// FullyQualifiedAssemblyName is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	FullyQualifiedAssemblyName UTF16
 }
 
@@ -3078,7 +3142,9 @@ type AssemblyDCEndV1 struct {
 	BindingID uint64
 	// AssemblyFlags is win:UInt32, map AssemblyFlagsMap.
 	AssemblyFlags RundownAssemblyFlags
-	// FullyQualifiedAssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// FullyQualifiedAssemblyName is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	FullyQualifiedAssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -3265,7 +3331,9 @@ type AppDomainDCStart struct {
 	AppDomainID uint64
 	// AppDomainFlags is win:UInt32, map AppDomainFlagsMap.
 	AppDomainFlags RundownAppDomainFlags
-	// AppDomainName is win:UnicodeString, NUL-terminated on the wire.
+	// AppDomainName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AppDomainName UTF16
 }
 
@@ -3412,7 +3480,9 @@ type AppDomainDCStartV1 struct {
 	AppDomainID uint64
 	// AppDomainFlags is win:UInt32, map AppDomainFlagsMap.
 	AppDomainFlags RundownAppDomainFlags
-	// AppDomainName is win:UnicodeString, NUL-terminated on the wire.
+	// AppDomainName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AppDomainName UTF16
 	// AppDomainIndex is win:UInt32.
 	AppDomainIndex uint32
@@ -3591,7 +3661,9 @@ type AppDomainDCEnd struct {
 	AppDomainID uint64
 	// AppDomainFlags is win:UInt32, map AppDomainFlagsMap.
 	AppDomainFlags RundownAppDomainFlags
-	// AppDomainName is win:UnicodeString, NUL-terminated on the wire.
+	// AppDomainName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AppDomainName UTF16
 }
 
@@ -3738,7 +3810,9 @@ type AppDomainDCEndV1 struct {
 	AppDomainID uint64
 	// AppDomainFlags is win:UInt32, map AppDomainFlagsMap.
 	AppDomainFlags RundownAppDomainFlags
-	// AppDomainName is win:UnicodeString, NUL-terminated on the wire.
+	// AppDomainName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AppDomainName UTF16
 	// AppDomainIndex is win:UInt32.
 	AppDomainIndex uint32

@@ -1193,11 +1193,17 @@ type MethodDCStartVerbose struct {
 	MethodToken uint32
 	// MethodFlags is win:UInt32, map MethodFlagsMap.
 	MethodFlags RundownMethodFlags
-	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodNamespace UTF16
-	// MethodName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	MethodName UTF16
-	// MethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodSignature UTF16
 }
 
@@ -1421,11 +1427,17 @@ type MethodDCStartVerboseV1 struct {
 	MethodToken uint32
 	// MethodFlags is win:UInt32, map MethodFlagsMap.
 	MethodFlags RundownMethodFlags
-	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodNamespace UTF16
-	// MethodName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	MethodName UTF16
-	// MethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodSignature UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -1665,11 +1677,17 @@ type MethodDCStartVerboseV2 struct {
 	MethodToken uint32
 	// MethodFlags is win:UInt32, map MethodFlagsMap.
 	MethodFlags RundownMethodFlags
-	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodNamespace UTF16
-	// MethodName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	MethodName UTF16
-	// MethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodSignature UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -1926,11 +1944,17 @@ type MethodDCEndVerbose struct {
 	MethodToken uint32
 	// MethodFlags is win:UInt32, map MethodFlagsMap.
 	MethodFlags RundownMethodFlags
-	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodNamespace UTF16
-	// MethodName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	MethodName UTF16
-	// MethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodSignature UTF16
 }
 
@@ -2154,11 +2178,17 @@ type MethodDCEndVerboseV1 struct {
 	MethodToken uint32
 	// MethodFlags is win:UInt32, map MethodFlagsMap.
 	MethodFlags RundownMethodFlags
-	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodNamespace UTF16
-	// MethodName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	MethodName UTF16
-	// MethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodSignature UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -2398,11 +2428,17 @@ type MethodDCEndVerboseV2 struct {
 	MethodToken uint32
 	// MethodFlags is win:UInt32, map MethodFlagsMap.
 	MethodFlags RundownMethodFlags
-	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodNamespace UTF16
-	// MethodName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	MethodName UTF16
-	// MethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodSignature UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -3403,9 +3439,11 @@ type MethodDCStartILToNativeMap struct {
 	MethodExtent uint8
 	// CountOfMapEntries is win:UInt16; it sizes ILOffsets and NativeOffsets.
 	CountOfMapEntries uint16
-	// ILOffsets is win:UInt32, CountOfMapEntries elements.
+	// ILOffsets is win:UInt32, CountOfMapEntries elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	ILOffsets Uint32Array
-	// NativeOffsets is win:UInt32, CountOfMapEntries elements.
+	// NativeOffsets is win:UInt32, CountOfMapEntries elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	NativeOffsets Uint32Array
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -3605,9 +3643,11 @@ type MethodDCStartILToNativeMapV1 struct {
 	MethodExtent uint8
 	// CountOfMapEntries is win:UInt16; it sizes ILOffsets and NativeOffsets.
 	CountOfMapEntries uint16
-	// ILOffsets is win:UInt32, CountOfMapEntries elements.
+	// ILOffsets is win:UInt32, CountOfMapEntries elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	ILOffsets Uint32Array
-	// NativeOffsets is win:UInt32, CountOfMapEntries elements.
+	// NativeOffsets is win:UInt32, CountOfMapEntries elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	NativeOffsets Uint32Array
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -3823,9 +3863,11 @@ type MethodDCEndILToNativeMap struct {
 	MethodExtent uint8
 	// CountOfMapEntries is win:UInt16; it sizes ILOffsets and NativeOffsets.
 	CountOfMapEntries uint16
-	// ILOffsets is win:UInt32, CountOfMapEntries elements.
+	// ILOffsets is win:UInt32, CountOfMapEntries elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	ILOffsets Uint32Array
-	// NativeOffsets is win:UInt32, CountOfMapEntries elements.
+	// NativeOffsets is win:UInt32, CountOfMapEntries elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	NativeOffsets Uint32Array
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -4025,9 +4067,11 @@ type MethodDCEndILToNativeMapV1 struct {
 	MethodExtent uint8
 	// CountOfMapEntries is win:UInt16; it sizes ILOffsets and NativeOffsets.
 	CountOfMapEntries uint16
-	// ILOffsets is win:UInt32, CountOfMapEntries elements.
+	// ILOffsets is win:UInt32, CountOfMapEntries elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	ILOffsets Uint32Array
-	// NativeOffsets is win:UInt32, CountOfMapEntries elements.
+	// NativeOffsets is win:UInt32, CountOfMapEntries elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	NativeOffsets Uint32Array
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16

@@ -15,7 +15,9 @@ import (
 type ExecutionCheckpointDCEnd struct {
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// Name is win:UnicodeString, NUL-terminated on the wire.
+	// Name is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Name UTF16
 	// Timestamp is win:Int64.
 	Timestamp int64

@@ -19,7 +19,9 @@ type AllocationSampled struct {
 	ClrInstanceID uint16
 	// TypeID is win:Pointer, pointer-sized on the wire.
 	TypeID uint64
-	// TypeName is win:UnicodeString, NUL-terminated on the wire.
+	// TypeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	TypeName UTF16
 	// Address is win:Pointer, pointer-sized on the wire.
 	Address uint64

@@ -15,15 +15,25 @@ import (
 type AssemblyLoadStart struct {
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
-	// AssemblyPath is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyPath UTF16
-	// RequestingAssembly is win:UnicodeString, NUL-terminated on the wire.
+	// RequestingAssembly is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	RequestingAssembly UTF16
-	// AssemblyLoadContext is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyLoadContext is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyLoadContext UTF16
-	// RequestingAssemblyLoadContext is win:UnicodeString, NUL-terminated on the wire.
+	// RequestingAssemblyLoadContext is win:UnicodeString, NUL-terminated on
+	// the wire. It aliases the payload it was decoded from, which a reader
+	// reuses for its next event: String copies it.
 	RequestingAssemblyLoadContext UTF16
 }
 
@@ -190,21 +200,35 @@ var fieldsAssemblyLoadStart = clrimpl.EventFields{New: func() clrimpl.Event {
 type AssemblyLoadStop struct {
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
-	// AssemblyPath is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyPath UTF16
-	// RequestingAssembly is win:UnicodeString, NUL-terminated on the wire.
+	// RequestingAssembly is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	RequestingAssembly UTF16
-	// AssemblyLoadContext is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyLoadContext is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyLoadContext UTF16
-	// RequestingAssemblyLoadContext is win:UnicodeString, NUL-terminated on the wire.
+	// RequestingAssemblyLoadContext is win:UnicodeString, NUL-terminated on
+	// the wire. It aliases the payload it was decoded from, which a reader
+	// reuses for its next event: String copies it.
 	RequestingAssemblyLoadContext UTF16
 	// Success is win:Boolean.
 	Success bool
-	// ResultAssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// ResultAssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ResultAssemblyName UTF16
-	// ResultAssemblyPath is win:UnicodeString, NUL-terminated on the wire.
+	// ResultAssemblyPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ResultAssemblyPath UTF16
 	// Cached is win:Boolean.
 	Cached bool
@@ -429,19 +453,29 @@ var fieldsAssemblyLoadStop = clrimpl.EventFields{New: func() clrimpl.Event {
 type ResolutionAttempted struct {
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 	// Stage is win:UInt16, map ResolutionAttemptedStageMap.
 	Stage ResolutionAttemptedStage
-	// AssemblyLoadContext is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyLoadContext is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyLoadContext UTF16
 	// Result is win:UInt16, map ResolutionAttemptedResultMap.
 	Result ResolutionAttemptedResult
-	// ResultAssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// ResultAssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ResultAssemblyName UTF16
-	// ResultAssemblyPath is win:UnicodeString, NUL-terminated on the wire.
+	// ResultAssemblyPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ResultAssemblyPath UTF16
-	// ErrorMessage is win:UnicodeString, NUL-terminated on the wire.
+	// ErrorMessage is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ErrorMessage UTF16
 }
 
@@ -664,15 +698,25 @@ var fieldsResolutionAttempted = clrimpl.EventFields{New: func() clrimpl.Event {
 type AssemblyLoadContextResolvingHandlerInvoked struct {
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
-	// HandlerName is win:UnicodeString, NUL-terminated on the wire.
+	// HandlerName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	HandlerName UTF16
-	// AssemblyLoadContext is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyLoadContext is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyLoadContext UTF16
-	// ResultAssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// ResultAssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ResultAssemblyName UTF16
-	// ResultAssemblyPath is win:UnicodeString, NUL-terminated on the wire.
+	// ResultAssemblyPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ResultAssemblyPath UTF16
 }
 
@@ -839,13 +883,21 @@ var fieldsAssemblyLoadContextResolvingHandlerInvoked = clrimpl.EventFields{New: 
 type AppDomainAssemblyResolveHandlerInvoked struct {
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
-	// HandlerName is win:UnicodeString, NUL-terminated on the wire.
+	// HandlerName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	HandlerName UTF16
-	// ResultAssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// ResultAssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ResultAssemblyName UTF16
-	// ResultAssemblyPath is win:UnicodeString, NUL-terminated on the wire.
+	// ResultAssemblyPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ResultAssemblyPath UTF16
 }
 
@@ -1002,13 +1054,19 @@ var fieldsAppDomainAssemblyResolveHandlerInvoked = clrimpl.EventFields{New: func
 type AssemblyLoadFromResolveHandlerInvoked struct {
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// AssemblyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AssemblyName UTF16
 	// IsTrackedLoad is win:Boolean.
 	IsTrackedLoad bool
 	// RequestingAssemblyPath is win:UnicodeString, NUL-terminated on the wire.
+	// It aliases the payload it was decoded from, which a reader reuses for
+	// its next event: String copies it.
 	RequestingAssemblyPath UTF16
-	// ComputedRequestedAssemblyPath is win:UnicodeString, NUL-terminated on the wire.
+	// ComputedRequestedAssemblyPath is win:UnicodeString, NUL-terminated on
+	// the wire. It aliases the payload it was decoded from, which a reader
+	// reuses for its next event: String copies it.
 	ComputedRequestedAssemblyPath UTF16
 }
 
@@ -1176,7 +1234,9 @@ var fieldsAssemblyLoadFromResolveHandlerInvoked = clrimpl.EventFields{New: func(
 type KnownPathProbed struct {
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// FilePath is win:UnicodeString, NUL-terminated on the wire.
+	// FilePath is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	FilePath UTF16
 	// Source is win:UInt16, map KnownPathSourceMap.
 	Source KnownPathSource

@@ -17,7 +17,9 @@ type AuthenticodeVerificationStart struct {
 	VerificationFlags uint32
 	// ErrorCode is win:UInt32 (win:HexInt32).
 	ErrorCode uint32
-	// ModulePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModulePath is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ModulePath UTF16
 }
 
@@ -158,7 +160,9 @@ type AuthenticodeVerificationStartV1 struct {
 	VerificationFlags uint32
 	// ErrorCode is win:UInt32 (win:HexInt32).
 	ErrorCode uint32
-	// ModulePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModulePath is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ModulePath UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -315,7 +319,9 @@ type AuthenticodeVerificationStop struct {
 	VerificationFlags uint32
 	// ErrorCode is win:UInt32 (win:HexInt32).
 	ErrorCode uint32
-	// ModulePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModulePath is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ModulePath UTF16
 }
 
@@ -456,7 +462,9 @@ type AuthenticodeVerificationStopV1 struct {
 	VerificationFlags uint32
 	// ErrorCode is win:UInt32 (win:HexInt32).
 	ErrorCode uint32
-	// ModulePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModulePath is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ModulePath UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16

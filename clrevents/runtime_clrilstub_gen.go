@@ -23,17 +23,29 @@ type ILStubGenerated struct {
 	StubFlags ILStubGeneratedFlags
 	// ManagedInteropMethodToken is win:UInt32 (win:HexInt32).
 	ManagedInteropMethodToken uint32
-	// ManagedInteropMethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// ManagedInteropMethodNamespace is win:UnicodeString, NUL-terminated on
+	// the wire. It aliases the payload it was decoded from, which a reader
+	// reuses for its next event: String copies it.
 	ManagedInteropMethodNamespace UTF16
-	// ManagedInteropMethodName is win:UnicodeString, NUL-terminated on the wire.
+	// ManagedInteropMethodName is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	ManagedInteropMethodName UTF16
-	// ManagedInteropMethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// ManagedInteropMethodSignature is win:UnicodeString, NUL-terminated on
+	// the wire. It aliases the payload it was decoded from, which a reader
+	// reuses for its next event: String copies it.
 	ManagedInteropMethodSignature UTF16
 	// NativeMethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// It aliases the payload it was decoded from, which a reader reuses for
+	// its next event: String copies it.
 	NativeMethodSignature UTF16
-	// StubMethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// StubMethodSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	StubMethodSignature UTF16
-	// StubMethodILCode is win:UnicodeString, NUL-terminated on the wire.
+	// StubMethodILCode is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	StubMethodILCode UTF16
 }
 
@@ -270,11 +282,17 @@ type ILStubCacheHit struct {
 	StubMethodID uint64
 	// ManagedInteropMethodToken is win:UInt32 (win:HexInt32).
 	ManagedInteropMethodToken uint32
-	// ManagedInteropMethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// ManagedInteropMethodNamespace is win:UnicodeString, NUL-terminated on
+	// the wire. It aliases the payload it was decoded from, which a reader
+	// reuses for its next event: String copies it.
 	ManagedInteropMethodNamespace UTF16
-	// ManagedInteropMethodName is win:UnicodeString, NUL-terminated on the wire.
+	// ManagedInteropMethodName is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	ManagedInteropMethodName UTF16
-	// ManagedInteropMethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// ManagedInteropMethodSignature is win:UnicodeString, NUL-terminated on
+	// the wire. It aliases the payload it was decoded from, which a reader
+	// reuses for its next event: String copies it.
 	ManagedInteropMethodSignature UTF16
 }
 

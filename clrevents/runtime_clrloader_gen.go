@@ -21,9 +21,13 @@ type RuntimeModuleDCStartV2 struct {
 	ModuleFlags ModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 }
 
@@ -208,9 +212,13 @@ type RuntimeModuleDCEndV2 struct {
 	ModuleFlags ModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 }
 
@@ -397,9 +405,13 @@ type DomainModuleLoad struct {
 	ModuleFlags ModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 }
 
@@ -598,9 +610,13 @@ type DomainModuleLoadV1 struct {
 	ModuleFlags ModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -813,9 +829,13 @@ type ModuleLoad struct {
 	ModuleFlags ModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 }
 
@@ -1000,9 +1020,13 @@ type ModuleLoadV1 struct {
 	ModuleFlags ModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -1203,9 +1227,13 @@ type ModuleLoadV2 struct {
 	ModuleFlags ModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -1213,13 +1241,17 @@ type ModuleLoadV2 struct {
 	ManagedPdbSignature GUID
 	// ManagedPdbAge is win:UInt32.
 	ManagedPdbAge uint32
-	// ManagedPdbBuildPath is win:UnicodeString, NUL-terminated on the wire.
+	// ManagedPdbBuildPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ManagedPdbBuildPath UTF16
 	// NativePdbSignature is win:GUID.
 	NativePdbSignature GUID
 	// NativePdbAge is win:UInt32.
 	NativePdbAge uint32
-	// NativePdbBuildPath is win:UnicodeString, NUL-terminated on the wire.
+	// NativePdbBuildPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	NativePdbBuildPath UTF16
 }
 
@@ -1508,9 +1540,13 @@ type ModuleLoadV3 struct {
 	ModuleFlags ModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -1518,15 +1554,21 @@ type ModuleLoadV3 struct {
 	ManagedPdbSignature GUID
 	// ManagedPdbAge is win:UInt32.
 	ManagedPdbAge uint32
-	// ManagedPdbBuildPath is win:UnicodeString, NUL-terminated on the wire.
+	// ManagedPdbBuildPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ManagedPdbBuildPath UTF16
 	// NativePdbSignature is win:GUID.
 	NativePdbSignature GUID
 	// NativePdbAge is win:UInt32.
 	NativePdbAge uint32
-	// NativePdbBuildPath is win:UnicodeString, NUL-terminated on the wire.
+	// NativePdbBuildPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	NativePdbBuildPath UTF16
-	// NativeBuildID is win:UnicodeString, NUL-terminated on the wire.
+	// NativeBuildID is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	NativeBuildID UTF16
 }
 
@@ -1826,9 +1868,13 @@ type ModuleUnload struct {
 	ModuleFlags ModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 }
 
@@ -2013,9 +2059,13 @@ type ModuleUnloadV1 struct {
 	ModuleFlags ModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -2216,9 +2266,13 @@ type ModuleUnloadV2 struct {
 	ModuleFlags ModuleFlags
 	// Reserved1 is win:UInt32.
 	Reserved1 uint32
-	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleILPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleILPath UTF16
-	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire.
+	// ModuleNativePath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ModuleNativePath UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -2226,13 +2280,17 @@ type ModuleUnloadV2 struct {
 	ManagedPdbSignature GUID
 	// ManagedPdbAge is win:UInt32.
 	ManagedPdbAge uint32
-	// ManagedPdbBuildPath is win:UnicodeString, NUL-terminated on the wire.
+	// ManagedPdbBuildPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ManagedPdbBuildPath UTF16
 	// NativePdbSignature is win:GUID.
 	NativePdbSignature GUID
 	// NativePdbAge is win:UInt32.
 	NativePdbAge uint32
-	// NativePdbBuildPath is win:UnicodeString, NUL-terminated on the wire.
+	// NativePdbBuildPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	NativePdbBuildPath UTF16
 }
 
@@ -2519,7 +2577,9 @@ type AssemblyLoad struct {
 	AppDomainID uint64
 	// AssemblyFlags is win:UInt32, map AssemblyFlagsMap.
 	AssemblyFlags AssemblyFlags
-	// FullyQualifiedAssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// FullyQualifiedAssemblyName is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	FullyQualifiedAssemblyName UTF16
 }
 
@@ -2682,7 +2742,9 @@ type AssemblyLoadV1 struct {
 	BindingID uint64
 	// AssemblyFlags is win:UInt32, map AssemblyFlagsMap.
 	AssemblyFlags AssemblyFlags
-	// FullyQualifiedAssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// FullyQualifiedAssemblyName is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	FullyQualifiedAssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -2871,7 +2933,9 @@ type AssemblyUnload struct {
 	AppDomainID uint64
 	// AssemblyFlags is win:UInt32, map AssemblyFlagsMap.
 	AssemblyFlags AssemblyFlags
-	// FullyQualifiedAssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// FullyQualifiedAssemblyName is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	FullyQualifiedAssemblyName UTF16
 }
 
@@ -3034,7 +3098,9 @@ type AssemblyUnloadV1 struct {
 	BindingID uint64
 	// AssemblyFlags is win:UInt32, map AssemblyFlagsMap.
 	AssemblyFlags AssemblyFlags
-	// FullyQualifiedAssemblyName is win:UnicodeString, NUL-terminated on the wire.
+	// FullyQualifiedAssemblyName is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	FullyQualifiedAssemblyName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -3221,7 +3287,9 @@ type AppDomainLoad struct {
 	AppDomainID uint64
 	// AppDomainFlags is win:UInt32, map AppDomainFlagsMap.
 	AppDomainFlags AppDomainFlags
-	// AppDomainName is win:UnicodeString, NUL-terminated on the wire.
+	// AppDomainName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AppDomainName UTF16
 }
 
@@ -3368,7 +3436,9 @@ type AppDomainLoadV1 struct {
 	AppDomainID uint64
 	// AppDomainFlags is win:UInt32, map AppDomainFlagsMap.
 	AppDomainFlags AppDomainFlags
-	// AppDomainName is win:UnicodeString, NUL-terminated on the wire.
+	// AppDomainName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AppDomainName UTF16
 	// AppDomainIndex is win:UInt32.
 	AppDomainIndex uint32
@@ -3547,7 +3617,9 @@ type AppDomainUnload struct {
 	AppDomainID uint64
 	// AppDomainFlags is win:UInt32, map AppDomainFlagsMap.
 	AppDomainFlags AppDomainFlags
-	// AppDomainName is win:UnicodeString, NUL-terminated on the wire.
+	// AppDomainName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AppDomainName UTF16
 }
 
@@ -3694,7 +3766,9 @@ type AppDomainUnloadV1 struct {
 	AppDomainID uint64
 	// AppDomainFlags is win:UInt32, map AppDomainFlagsMap.
 	AppDomainFlags AppDomainFlags
-	// AppDomainName is win:UnicodeString, NUL-terminated on the wire.
+	// AppDomainName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	AppDomainName UTF16
 	// AppDomainIndex is win:UInt32.
 	AppDomainIndex uint32

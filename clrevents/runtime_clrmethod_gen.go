@@ -23,7 +23,9 @@ type MethodDetails struct {
 	TypeParameterCount uint32
 	// LoaderModuleID is win:UInt64 (win:HexInt64).
 	LoaderModuleID uint64
-	// TypeParameters is win:UInt64 (win:HexInt64), TypeParameterCount elements.
+	// TypeParameters is win:UInt64 (win:HexInt64), TypeParameterCount
+	// elements. It aliases the payload it was decoded from, which a reader
+	// reuses for its next event.
 	TypeParameters Uint64Array
 }
 
@@ -735,11 +737,17 @@ type RuntimeMethodDCStartVerboseV2 struct {
 	MethodToken uint32
 	// MethodFlags is win:UInt32, map MethodFlagsMap.
 	MethodFlags MethodFlags
-	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodNamespace UTF16
-	// MethodName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	MethodName UTF16
-	// MethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodSignature UTF16
 }
 
@@ -963,11 +971,17 @@ type RuntimeMethodDCEndVerboseV2 struct {
 	MethodToken uint32
 	// MethodFlags is win:UInt32, map MethodFlagsMap.
 	MethodFlags MethodFlags
-	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodNamespace UTF16
-	// MethodName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	MethodName UTF16
-	// MethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodSignature UTF16
 }
 
@@ -2363,11 +2377,17 @@ type MethodLoadVerbose struct {
 	MethodToken uint32
 	// MethodFlags is win:UInt32, map MethodFlagsMap.
 	MethodFlags MethodFlags
-	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodNamespace UTF16
-	// MethodName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	MethodName UTF16
-	// MethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodSignature UTF16
 }
 
@@ -2591,11 +2611,17 @@ type MethodLoadVerboseV1 struct {
 	MethodToken uint32
 	// MethodFlags is win:UInt32, map MethodFlagsMap.
 	MethodFlags MethodFlags
-	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodNamespace UTF16
-	// MethodName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	MethodName UTF16
-	// MethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodSignature UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -2835,11 +2861,17 @@ type MethodLoadVerboseV2 struct {
 	MethodToken uint32
 	// MethodFlags is win:UInt32, map MethodFlagsMap.
 	MethodFlags MethodFlags
-	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodNamespace UTF16
-	// MethodName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	MethodName UTF16
-	// MethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodSignature UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -3096,11 +3128,17 @@ type MethodUnloadVerbose struct {
 	MethodToken uint32
 	// MethodFlags is win:UInt32, map MethodFlagsMap.
 	MethodFlags MethodFlags
-	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodNamespace UTF16
-	// MethodName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	MethodName UTF16
-	// MethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodSignature UTF16
 }
 
@@ -3324,11 +3362,17 @@ type MethodUnloadVerboseV1 struct {
 	MethodToken uint32
 	// MethodFlags is win:UInt32, map MethodFlagsMap.
 	MethodFlags MethodFlags
-	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodNamespace UTF16
-	// MethodName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	MethodName UTF16
-	// MethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodSignature UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -3568,11 +3612,17 @@ type MethodUnloadVerboseV2 struct {
 	MethodToken uint32
 	// MethodFlags is win:UInt32, map MethodFlagsMap.
 	MethodFlags MethodFlags
-	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodNamespace UTF16
-	// MethodName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	MethodName UTF16
-	// MethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodSignature UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -3825,11 +3875,17 @@ type MethodJittingStarted struct {
 	MethodToken uint32
 	// MethodILSize is win:UInt32 (win:HexInt32).
 	MethodILSize uint32
-	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodNamespace UTF16
-	// MethodName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	MethodName UTF16
-	// MethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodSignature UTF16
 }
 
@@ -4019,11 +4075,17 @@ type MethodJittingStartedV1 struct {
 	MethodToken uint32
 	// MethodILSize is win:UInt32 (win:HexInt32).
 	MethodILSize uint32
-	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodNamespace UTF16
-	// MethodName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	MethodName UTF16
-	// MethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodSignature UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -4408,11 +4470,17 @@ var fieldsMethodJitMemoryAllocatedForCode = clrimpl.EventFields{New: func() clri
 type R2RGetEntryPoint struct {
 	// MethodID is win:UInt64 (win:HexInt64).
 	MethodID uint64
-	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodNamespace UTF16
-	// MethodName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	MethodName UTF16
-	// MethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodSignature UTF16
 	// EntryPoint is win:UInt64 (win:HexInt64).
 	EntryPoint uint64
@@ -4593,11 +4661,17 @@ var fieldsR2RGetEntryPoint = clrimpl.EventFields{New: func() clrimpl.Event {
 type R2RGetEntryPointV1 struct {
 	// MethodID is win:UInt64 (win:HexInt64).
 	MethodID uint64
-	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodNamespace UTF16
-	// MethodName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	MethodName UTF16
-	// MethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodSignature UTF16
 	// EntryPoint is win:UInt64 (win:HexInt64).
 	EntryPoint uint64
@@ -4912,23 +4986,41 @@ var fieldsR2RGetEntryPointStart = clrimpl.EventFields{New: func() clrimpl.Event 
 // Task CLRMethod (9), opcode JitInliningSucceeded (83), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
 // Template MethodJitInliningSucceeded.
 type MethodJitInliningSucceeded struct {
-	// MethodBeingCompiledNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodBeingCompiledNamespace is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	MethodBeingCompiledNamespace UTF16
-	// MethodBeingCompiledName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodBeingCompiledName is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	MethodBeingCompiledName UTF16
-	// MethodBeingCompiledNameSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodBeingCompiledNameSignature is win:UnicodeString, NUL-terminated on
+	// the wire. It aliases the payload it was decoded from, which a reader
+	// reuses for its next event: String copies it.
 	MethodBeingCompiledNameSignature UTF16
-	// InlinerNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// InlinerNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	InlinerNamespace UTF16
-	// InlinerName is win:UnicodeString, NUL-terminated on the wire.
+	// InlinerName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	InlinerName UTF16
 	// InlinerNameSignature is win:UnicodeString, NUL-terminated on the wire.
+	// It aliases the payload it was decoded from, which a reader reuses for
+	// its next event: String copies it.
 	InlinerNameSignature UTF16
-	// InlineeNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// InlineeNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	InlineeNamespace UTF16
-	// InlineeName is win:UnicodeString, NUL-terminated on the wire.
+	// InlineeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	InlineeName UTF16
 	// InlineeNameSignature is win:UnicodeString, NUL-terminated on the wire.
+	// It aliases the payload it was decoded from, which a reader reuses for
+	// its next event: String copies it.
 	InlineeNameSignature UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -5129,27 +5221,47 @@ var fieldsMethodJitInliningSucceeded = clrimpl.EventFields{New: func() clrimpl.E
 // Task CLRMethod (9), opcode JitInliningFailed (84), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
 // Template MethodJitInliningFailedAnsi.
 type MethodJitInliningFailedAnsi struct {
-	// MethodBeingCompiledNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodBeingCompiledNamespace is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	MethodBeingCompiledNamespace UTF16
-	// MethodBeingCompiledName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodBeingCompiledName is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	MethodBeingCompiledName UTF16
-	// MethodBeingCompiledNameSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodBeingCompiledNameSignature is win:UnicodeString, NUL-terminated on
+	// the wire. It aliases the payload it was decoded from, which a reader
+	// reuses for its next event: String copies it.
 	MethodBeingCompiledNameSignature UTF16
-	// InlinerNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// InlinerNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	InlinerNamespace UTF16
-	// InlinerName is win:UnicodeString, NUL-terminated on the wire.
+	// InlinerName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	InlinerName UTF16
 	// InlinerNameSignature is win:UnicodeString, NUL-terminated on the wire.
+	// It aliases the payload it was decoded from, which a reader reuses for
+	// its next event: String copies it.
 	InlinerNameSignature UTF16
-	// InlineeNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// InlineeNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	InlineeNamespace UTF16
-	// InlineeName is win:UnicodeString, NUL-terminated on the wire.
+	// InlineeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	InlineeName UTF16
 	// InlineeNameSignature is win:UnicodeString, NUL-terminated on the wire.
+	// It aliases the payload it was decoded from, which a reader reuses for
+	// its next event: String copies it.
 	InlineeNameSignature UTF16
 	// FailAlways is win:Boolean.
 	FailAlways bool
-	// FailReason is win:AnsiString, NUL-terminated on the wire.
+	// FailReason is win:AnsiString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	FailReason Ansi
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -5381,23 +5493,41 @@ var fieldsMethodJitInliningFailedAnsi = clrimpl.EventFields{New: func() clrimpl.
 // Task CLRMethod (9), opcode JitTailCallSucceeded (85), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
 // Template MethodJitTailCallSucceeded.
 type MethodJitTailCallSucceeded struct {
-	// MethodBeingCompiledNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodBeingCompiledNamespace is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	MethodBeingCompiledNamespace UTF16
-	// MethodBeingCompiledName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodBeingCompiledName is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	MethodBeingCompiledName UTF16
-	// MethodBeingCompiledNameSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodBeingCompiledNameSignature is win:UnicodeString, NUL-terminated on
+	// the wire. It aliases the payload it was decoded from, which a reader
+	// reuses for its next event: String copies it.
 	MethodBeingCompiledNameSignature UTF16
-	// CallerNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// CallerNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	CallerNamespace UTF16
-	// CallerName is win:UnicodeString, NUL-terminated on the wire.
+	// CallerName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	CallerName UTF16
-	// CallerNameSignature is win:UnicodeString, NUL-terminated on the wire.
+	// CallerNameSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	CallerNameSignature UTF16
-	// CalleeNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// CalleeNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	CalleeNamespace UTF16
-	// CalleeName is win:UnicodeString, NUL-terminated on the wire.
+	// CalleeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	CalleeName UTF16
-	// CalleeNameSignature is win:UnicodeString, NUL-terminated on the wire.
+	// CalleeNameSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	CalleeNameSignature UTF16
 	// TailPrefix is win:Boolean.
 	TailPrefix bool
@@ -5637,27 +5767,47 @@ var fieldsMethodJitTailCallSucceeded = clrimpl.EventFields{New: func() clrimpl.E
 // Task CLRMethod (9), opcode JitTailCallFailed (86), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
 // Template MethodJitTailCallFailedAnsi.
 type MethodJitTailCallFailedAnsi struct {
-	// MethodBeingCompiledNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodBeingCompiledNamespace is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	MethodBeingCompiledNamespace UTF16
-	// MethodBeingCompiledName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodBeingCompiledName is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	MethodBeingCompiledName UTF16
-	// MethodBeingCompiledNameSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodBeingCompiledNameSignature is win:UnicodeString, NUL-terminated on
+	// the wire. It aliases the payload it was decoded from, which a reader
+	// reuses for its next event: String copies it.
 	MethodBeingCompiledNameSignature UTF16
-	// CallerNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// CallerNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	CallerNamespace UTF16
-	// CallerName is win:UnicodeString, NUL-terminated on the wire.
+	// CallerName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	CallerName UTF16
-	// CallerNameSignature is win:UnicodeString, NUL-terminated on the wire.
+	// CallerNameSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	CallerNameSignature UTF16
-	// CalleeNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// CalleeNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	CalleeNamespace UTF16
-	// CalleeName is win:UnicodeString, NUL-terminated on the wire.
+	// CalleeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	CalleeName UTF16
-	// CalleeNameSignature is win:UnicodeString, NUL-terminated on the wire.
+	// CalleeNameSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	CalleeNameSignature UTF16
 	// TailPrefix is win:Boolean.
 	TailPrefix bool
-	// FailReason is win:AnsiString, NUL-terminated on the wire.
+	// FailReason is win:AnsiString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	FailReason Ansi
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -5897,9 +6047,11 @@ type MethodILToNativeMap struct {
 	MethodExtent uint8
 	// CountOfMapEntries is win:UInt16; it sizes ILOffsets and NativeOffsets.
 	CountOfMapEntries uint16
-	// ILOffsets is win:UInt32, CountOfMapEntries elements.
+	// ILOffsets is win:UInt32, CountOfMapEntries elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	ILOffsets Uint32Array
-	// NativeOffsets is win:UInt32, CountOfMapEntries elements.
+	// NativeOffsets is win:UInt32, CountOfMapEntries elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	NativeOffsets Uint32Array
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -6099,9 +6251,11 @@ type MethodILToNativeMapV1 struct {
 	MethodExtent uint8
 	// CountOfMapEntries is win:UInt16; it sizes ILOffsets and NativeOffsets.
 	CountOfMapEntries uint16
-	// ILOffsets is win:UInt32, CountOfMapEntries elements.
+	// ILOffsets is win:UInt32, CountOfMapEntries elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	ILOffsets Uint32Array
-	// NativeOffsets is win:UInt32, CountOfMapEntries elements.
+	// NativeOffsets is win:UInt32, CountOfMapEntries elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	NativeOffsets Uint32Array
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -6309,27 +6463,47 @@ var fieldsMethodILToNativeMapV1 = clrimpl.EventFields{New: func() clrimpl.Event 
 // Task CLRMethod (9), opcode JitTailCallFailed (86), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
 // Template MethodJitTailCallFailed.
 type MethodJitTailCallFailed struct {
-	// MethodBeingCompiledNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodBeingCompiledNamespace is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	MethodBeingCompiledNamespace UTF16
-	// MethodBeingCompiledName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodBeingCompiledName is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	MethodBeingCompiledName UTF16
-	// MethodBeingCompiledNameSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodBeingCompiledNameSignature is win:UnicodeString, NUL-terminated on
+	// the wire. It aliases the payload it was decoded from, which a reader
+	// reuses for its next event: String copies it.
 	MethodBeingCompiledNameSignature UTF16
-	// CallerNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// CallerNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	CallerNamespace UTF16
-	// CallerName is win:UnicodeString, NUL-terminated on the wire.
+	// CallerName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	CallerName UTF16
-	// CallerNameSignature is win:UnicodeString, NUL-terminated on the wire.
+	// CallerNameSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	CallerNameSignature UTF16
-	// CalleeNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// CalleeNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	CalleeNamespace UTF16
-	// CalleeName is win:UnicodeString, NUL-terminated on the wire.
+	// CalleeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	CalleeName UTF16
-	// CalleeNameSignature is win:UnicodeString, NUL-terminated on the wire.
+	// CalleeNameSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	CalleeNameSignature UTF16
 	// TailPrefix is win:Boolean.
 	TailPrefix bool
-	// FailReason is win:UnicodeString, NUL-terminated on the wire.
+	// FailReason is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	FailReason UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -6561,27 +6735,47 @@ var fieldsMethodJitTailCallFailed = clrimpl.EventFields{New: func() clrimpl.Even
 // Task CLRMethod (9), opcode JitInliningFailed (84), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
 // Template MethodJitInliningFailed.
 type MethodJitInliningFailed struct {
-	// MethodBeingCompiledNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodBeingCompiledNamespace is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	MethodBeingCompiledNamespace UTF16
-	// MethodBeingCompiledName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodBeingCompiledName is win:UnicodeString, NUL-terminated on the
+	// wire. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event: String copies it.
 	MethodBeingCompiledName UTF16
-	// MethodBeingCompiledNameSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodBeingCompiledNameSignature is win:UnicodeString, NUL-terminated on
+	// the wire. It aliases the payload it was decoded from, which a reader
+	// reuses for its next event: String copies it.
 	MethodBeingCompiledNameSignature UTF16
-	// InlinerNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// InlinerNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	InlinerNamespace UTF16
-	// InlinerName is win:UnicodeString, NUL-terminated on the wire.
+	// InlinerName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	InlinerName UTF16
 	// InlinerNameSignature is win:UnicodeString, NUL-terminated on the wire.
+	// It aliases the payload it was decoded from, which a reader reuses for
+	// its next event: String copies it.
 	InlinerNameSignature UTF16
-	// InlineeNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// InlineeNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	InlineeNamespace UTF16
-	// InlineeName is win:UnicodeString, NUL-terminated on the wire.
+	// InlineeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	InlineeName UTF16
 	// InlineeNameSignature is win:UnicodeString, NUL-terminated on the wire.
+	// It aliases the payload it was decoded from, which a reader reuses for
+	// its next event: String copies it.
 	InlineeNameSignature UTF16
 	// FailAlways is win:Boolean.
 	FailAlways bool
-	// FailReason is win:UnicodeString, NUL-terminated on the wire.
+	// FailReason is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	FailReason UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16

@@ -37,11 +37,15 @@ type RuntimeInformationStart struct {
 	StartupFlags StartupFlags
 	// StartupMode is win:UInt8, map StartupModeMap.
 	StartupMode StartupMode
-	// CommandLine is win:UnicodeString, NUL-terminated on the wire.
+	// CommandLine is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	CommandLine UTF16
 	// ComObjectGuid is win:GUID.
 	ComObjectGuid GUID
-	// RuntimeDllPath is win:UnicodeString, NUL-terminated on the wire.
+	// RuntimeDllPath is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	RuntimeDllPath UTF16
 }
 

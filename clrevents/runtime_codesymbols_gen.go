@@ -21,7 +21,8 @@ type CodeSymbols struct {
 	ChunkNumber uint16
 	// ChunkLength is win:UInt32; it sizes Chunk.
 	ChunkLength uint32
-	// Chunk is win:Binary, ChunkLength bytes long.
+	// Chunk is win:Binary, ChunkLength bytes long. It aliases the payload it
+	// was decoded from, which a reader reuses for its next event.
 	Chunk Binary
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16

@@ -15,11 +15,17 @@ import (
 type EventSource struct {
 	// EventID is win:Int32.
 	EventID int32
-	// EventName is win:UnicodeString, NUL-terminated on the wire.
+	// EventName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	EventName UTF16
-	// EventSourceName is win:UnicodeString, NUL-terminated on the wire.
+	// EventSourceName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	EventSourceName UTF16
-	// Payload is win:UnicodeString, NUL-terminated on the wire.
+	// Payload is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Payload UTF16
 }
 

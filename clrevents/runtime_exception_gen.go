@@ -95,9 +95,13 @@ var fieldsExceptionThrown = clrimpl.EventFields{New: func() clrimpl.Event {
 // Task Exception (7), opcode win:Start (1), level win:Error (2), keywords ExceptionKeyword, MonitoringKeyword (0x200008000).
 // Template Exception. Its layout depends on the pointer size.
 type ExceptionThrownV1 struct {
-	// ExceptionType is win:UnicodeString, NUL-terminated on the wire.
+	// ExceptionType is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ExceptionType UTF16
-	// ExceptionMessage is win:UnicodeString, NUL-terminated on the wire.
+	// ExceptionMessage is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ExceptionMessage UTF16
 	// ExceptionEIP is win:Pointer, pointer-sized on the wire.
 	ExceptionEIP uint64

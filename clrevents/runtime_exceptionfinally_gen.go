@@ -17,7 +17,9 @@ type ExceptionFinallyStart struct {
 	EntryEIP uint64
 	// MethodID is win:UInt64 (win:HexInt64).
 	MethodID uint64
-	// MethodName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	MethodName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16

@@ -3211,7 +3211,9 @@ type GCAllocationTickV2 struct {
 	AllocationAmount64 uint64
 	// TypeID is win:Pointer, pointer-sized on the wire.
 	TypeID uint64
-	// TypeName is win:UnicodeString, NUL-terminated on the wire.
+	// TypeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	TypeName UTF16
 	// HeapIndex is win:UInt32.
 	HeapIndex uint32
@@ -3431,7 +3433,9 @@ type GCAllocationTickV3 struct {
 	AllocationAmount64 uint64
 	// TypeID is win:Pointer, pointer-sized on the wire.
 	TypeID uint64
-	// TypeName is win:UnicodeString, NUL-terminated on the wire.
+	// TypeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	TypeName UTF16
 	// HeapIndex is win:UInt32.
 	HeapIndex uint32
@@ -3668,7 +3672,9 @@ type GCAllocationTickV4 struct {
 	AllocationAmount64 uint64
 	// TypeID is win:Pointer, pointer-sized on the wire.
 	TypeID uint64
-	// TypeName is win:UnicodeString, NUL-terminated on the wire.
+	// TypeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	TypeName UTF16
 	// HeapIndex is win:UInt32.
 	HeapIndex uint32
@@ -4702,7 +4708,8 @@ type GCBulkRootEdge struct {
 	Count uint32
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// Values is an array of fixed-size structs, Count elements.
+	// Values is an array of fixed-size structs, Count elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	Values GCBulkRootEdgeValuesArray
 }
 
@@ -5020,7 +5027,8 @@ type GCBulkRootConditionalWeakTableElementEdge struct {
 	Count uint32
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// Values is an array of fixed-size structs, Count elements.
+	// Values is an array of fixed-size structs, Count elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	Values GCBulkRootConditionalWeakTableElementEdgeValuesArray
 }
 
@@ -5329,7 +5337,8 @@ type GCBulkNode struct {
 	Count uint32
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// Values is an array of fixed-size structs, Count elements.
+	// Values is an array of fixed-size structs, Count elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	Values GCBulkNodeValuesArray
 }
 
@@ -5647,7 +5656,8 @@ type GCBulkEdge struct {
 	Count uint32
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// Values is an array of fixed-size structs, Count elements.
+	// Values is an array of fixed-size structs, Count elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	Values GCBulkEdgeValuesArray
 }
 
@@ -6121,7 +6131,8 @@ type GCBulkSurvivingObjectRanges struct {
 	Count uint32
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// Values is an array of fixed-size structs, Count elements.
+	// Values is an array of fixed-size structs, Count elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	Values GCBulkSurvivingObjectRangesValuesArray
 }
 
@@ -6421,7 +6432,8 @@ type GCBulkMovedObjectRanges struct {
 	Count uint32
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// Values is an array of fixed-size structs, Count elements.
+	// Values is an array of fixed-size structs, Count elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	Values GCBulkMovedObjectRangesValuesArray
 }
 
@@ -8022,7 +8034,9 @@ type PinObjectAtGCTime struct {
 	ObjectID uint64
 	// ObjectSize is win:UInt64.
 	ObjectSize uint64
-	// TypeName is win:UnicodeString, NUL-terminated on the wire.
+	// TypeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	TypeName UTF16
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -8329,7 +8343,8 @@ type GCBulkRootCCW struct {
 	Count uint32
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// Values is an array of fixed-size structs, Count elements.
+	// Values is an array of fixed-size structs, Count elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	Values GCBulkRootCCWValuesArray
 }
 
@@ -8641,7 +8656,8 @@ type GCBulkRCW struct {
 	Count uint32
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// Values is an array of fixed-size structs, Count elements.
+	// Values is an array of fixed-size structs, Count elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	Values GCBulkRCWValuesArray
 }
 
@@ -8947,7 +8963,9 @@ type GCBulkRootStaticVar struct {
 	AppDomainID uint64
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// Values is an array of variable-size structs, read through an iterator, Count elements.
+	// Values is an array of variable-size structs, read through an iterator,
+	// Count elements. It aliases the payload it was decoded from, which a
+	// reader reuses for its next event.
 	Values GCBulkRootStaticVarValuesIter
 }
 
@@ -8961,7 +8979,9 @@ type GCBulkRootStaticVarValuesElem struct {
 	TypeID uint64
 	// Flags is win:UInt32, map GCRootStaticVarFlagsMap.
 	Flags GCRootStaticVarFlags
-	// FieldName is win:UnicodeString, NUL-terminated on the wire.
+	// FieldName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	FieldName UTF16
 }
 
@@ -9261,11 +9281,14 @@ var fieldsGCBulkRootStaticVar = clrimpl.EventFields{New: func() clrimpl.Event {
 // Task GarbageCollection (1), opcode GCDynamicEvent (41), level win:Informational (4), keywords GCKeyword, GCHandleKeyword, GCHeapDumpKeyword, GCSampledObjectAllocationHighKeyword, GCHeapSurvivalAndMovementKeyword, ManagedHeapCollectKeyword, GCHeapAndTypeNamesKeyword, GCSampledObjectAllocationLowKeyword (0x3f00003).
 // Template GCDynamicEvent.
 type GCDynamicEvent struct {
-	// Name is win:UnicodeString, NUL-terminated on the wire.
+	// Name is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Name UTF16
 	// DataSize is win:UInt32; it sizes Data.
 	DataSize uint32
-	// Data is win:Binary, DataSize bytes long.
+	// Data is win:Binary, DataSize bytes long. It aliases the payload it was
+	// decoded from, which a reader reuses for its next event.
 	Data Binary
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
@@ -9962,17 +9985,23 @@ var fieldsGCJoinV2 = clrimpl.EventFields{New: func() clrimpl.Event {
 type GCPerHeapHistoryV3 struct {
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// FreeListAllocated is win:Pointer (win:HexInt64), pointer-sized on the wire.
+	// FreeListAllocated is win:Pointer (win:HexInt64), pointer-sized on the
+	// wire.
 	FreeListAllocated uint64
-	// FreeListRejected is win:Pointer (win:HexInt64), pointer-sized on the wire.
+	// FreeListRejected is win:Pointer (win:HexInt64), pointer-sized on the
+	// wire.
 	FreeListRejected uint64
-	// EndOfSegAllocated is win:Pointer (win:HexInt64), pointer-sized on the wire.
+	// EndOfSegAllocated is win:Pointer (win:HexInt64), pointer-sized on the
+	// wire.
 	EndOfSegAllocated uint64
-	// CondemnedAllocated is win:Pointer (win:HexInt64), pointer-sized on the wire.
+	// CondemnedAllocated is win:Pointer (win:HexInt64), pointer-sized on the
+	// wire.
 	CondemnedAllocated uint64
-	// PinnedAllocated is win:Pointer (win:HexInt64), pointer-sized on the wire.
+	// PinnedAllocated is win:Pointer (win:HexInt64), pointer-sized on the
+	// wire.
 	PinnedAllocated uint64
-	// PinnedAllocatedAdvance is win:Pointer (win:HexInt64), pointer-sized on the wire.
+	// PinnedAllocatedAdvance is win:Pointer (win:HexInt64), pointer-sized on
+	// the wire.
 	PinnedAllocatedAdvance uint64
 	// RunningFreeListEfficiency is win:UInt32.
 	RunningFreeListEfficiency uint32
@@ -9986,11 +10015,13 @@ type GCPerHeapHistoryV3 struct {
 	ExpandMechanisms GCHeapExpandMechanism
 	// HeapIndex is win:UInt32.
 	HeapIndex uint32
-	// ExtraGen0Commit is win:Pointer (win:HexInt64), pointer-sized on the wire.
+	// ExtraGen0Commit is win:Pointer (win:HexInt64), pointer-sized on the
+	// wire.
 	ExtraGen0Commit uint64
 	// Count is win:UInt32; it sizes Values.
 	Count uint32
-	// Values is an array of fixed-size structs, Count elements.
+	// Values is an array of fixed-size structs, Count elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	Values GCPerHeapHistoryV3ValuesArray
 }
 
@@ -11044,7 +11075,8 @@ type GCGlobalHeapHistoryV4 struct {
 	CondemnReasons1 uint32
 	// Count is win:UInt32; it sizes Values.
 	Count uint32
-	// Values is an array of fixed-size structs, Count elements.
+	// Values is an array of fixed-size structs, Count elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	Values GCGlobalHeapHistoryV4ValuesArray
 }
 
@@ -11676,7 +11708,8 @@ type GCLOHCompact struct {
 	ClrInstanceID uint16
 	// Count is win:UInt16; it sizes Values.
 	Count uint16
-	// Values is an array of fixed-size structs, Count elements.
+	// Values is an array of fixed-size structs, Count elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	Values GCLOHCompactValuesArray
 }
 
@@ -11995,7 +12028,8 @@ type GCFitBucketInfo struct {
 	TotalSize uint64
 	// Count is win:UInt16; it sizes Values.
 	Count uint16
-	// Values is an array of fixed-size structs, Count elements.
+	// Values is an array of fixed-size structs, Count elements. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event.
 	Values GCFitBucketInfoValuesArray
 }
 

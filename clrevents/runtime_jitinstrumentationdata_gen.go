@@ -21,7 +21,8 @@ type JitInstrumentationData struct {
 	DataSize uint32
 	// MethodID is win:UInt64 (win:HexInt64).
 	MethodID uint64
-	// Data is win:Binary, DataSize bytes long.
+	// Data is win:Binary, DataSize bytes long. It aliases the payload it was
+	// decoded from, which a reader reuses for its next event.
 	Data Binary
 }
 
@@ -191,13 +192,20 @@ type JitInstrumentationDataVerbose struct {
 	ModuleID uint64
 	// MethodToken is win:UInt32 (win:HexInt32).
 	MethodToken uint32
-	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire.
+	// MethodNamespace is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodNamespace UTF16
-	// MethodName is win:UnicodeString, NUL-terminated on the wire.
+	// MethodName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	MethodName UTF16
-	// MethodSignature is win:UnicodeString, NUL-terminated on the wire.
+	// MethodSignature is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	MethodSignature UTF16
-	// Data is win:Binary, DataSize bytes long.
+	// Data is win:Binary, DataSize bytes long. It aliases the payload it was
+	// decoded from, which a reader reuses for its next event.
 	Data Binary
 }
 

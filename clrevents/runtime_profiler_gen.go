@@ -15,7 +15,9 @@ import (
 type ProfilerMessage struct {
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// Message is win:UnicodeString, NUL-terminated on the wire.
+	// Message is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Message UTF16
 }
 

@@ -15,7 +15,8 @@ import (
 type TieredCompilationSettings struct {
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// Flags is win:UInt32 (win:HexInt32), map TieredCompilationSettingsFlagsMap.
+	// Flags is win:UInt32 (win:HexInt32), map
+	// TieredCompilationSettingsFlagsMap.
 	Flags TieredCompilationSettingsFlags
 }
 

@@ -18,7 +18,9 @@ type BulkType struct {
 	Count uint32
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// Values is an array of variable-size structs, read through an iterator, Count elements.
+	// Values is an array of variable-size structs, read through an iterator,
+	// Count elements. It aliases the payload it was decoded from, which a
+	// reader reuses for its next event.
 	Values BulkTypeValuesIter
 }
 
@@ -34,11 +36,15 @@ type BulkTypeValuesElem struct {
 	Flags TypeFlags
 	// CorElementType is win:UInt8.
 	CorElementType uint8
-	// Name is win:UnicodeString, NUL-terminated on the wire.
+	// Name is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Name UTF16
 	// TypeParameterCount is win:UInt32; it sizes TypeParameters.
 	TypeParameterCount uint32
-	// TypeParameters is win:UInt64 (win:HexInt64), TypeParameterCount elements.
+	// TypeParameters is win:UInt64 (win:HexInt64), TypeParameterCount
+	// elements. It aliases the payload it was decoded from, which a reader
+	// reuses for its next event.
 	TypeParameters Uint64Array
 }
 

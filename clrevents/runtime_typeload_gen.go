@@ -139,7 +139,9 @@ type TypeLoadStop struct {
 	LoadLevel uint16
 	// TypeID is win:UInt64 (win:HexInt64).
 	TypeID uint64
-	// TypeName is win:UnicodeString, NUL-terminated on the wire.
+	// TypeName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	TypeName UTF16
 }
 

@@ -21,7 +21,9 @@ type CLRStackWalkStress struct {
 	Reserved2 uint8
 	// FrameCount is win:UInt32.
 	FrameCount uint32
-	// Stack is win:Pointer, pointer-sized on the wire, 2 elements.
+	// Stack is win:Pointer, pointer-sized on the wire, 2 elements. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event.
 	Stack PointerArray
 }
 

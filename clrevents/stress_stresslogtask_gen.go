@@ -17,7 +17,9 @@ type StressLogEvent struct {
 	Facility uint32
 	// LogLevel is win:UInt8.
 	LogLevel uint8
-	// Message is win:AnsiString, NUL-terminated on the wire.
+	// Message is win:AnsiString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Message Ansi
 }
 
@@ -157,7 +159,9 @@ type StressLogEventV1 struct {
 	Facility uint32
 	// LogLevel is win:UInt8.
 	LogLevel uint8
-	// Message is win:AnsiString, NUL-terminated on the wire.
+	// Message is win:AnsiString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Message Ansi
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16

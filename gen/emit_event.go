@@ -126,7 +126,10 @@ func capitalize(s string) string {
 func structFields(s *scopeIR) []Code {
 	var out []Code
 	for _, f := range s.fields {
-		out = append(out, Comment(fieldDoc(f)), Id(f.goName).Add(fieldType(f)))
+		for _, line := range strings.Split(wrap(fieldDoc(f), 72), "\n") {
+			out = append(out, Comment(line))
+		}
+		out = append(out, Id(f.goName).Add(fieldType(f)))
 	}
 	return out
 }
@@ -189,6 +192,14 @@ func fieldDoc(f *fieldIR) string {
 		b.WriteString("; it sizes " + strings.Join(ns, " and "))
 	}
 	b.WriteString(".")
+	// Views of the payload: what a user keeps past the next event
+	// changes under them unless copied.
+	switch {
+	case lf.Kind == schema.KindUTF16 || lf.Kind == schema.KindAnsi:
+		b.WriteString(" It aliases the payload it was decoded from, which a reader reuses for its next event: String copies it.")
+	case lf.Kind == schema.KindBinary && !lf.Count.Set || lf.Count.Set || lf.Kind == schema.KindStruct:
+		b.WriteString(" It aliases the payload it was decoded from, which a reader reuses for its next event.")
+	}
 	return b.String()
 }
 

@@ -45,15 +45,23 @@ type EventTraceHeaderV2 struct {
 	LogFileNamePointer uint64
 	// UtcOffsetMinutes is win:Int32.
 	UtcOffsetMinutes int32
-	// StandardName is win:UnicodeString, 32 UTF-16 code units long, NUL-padded (shown up to the first NUL: TrimNUL).
+	// StandardName is win:UnicodeString, 32 UTF-16 code units long, NUL-padded
+	// (shown up to the first NUL: TrimNUL). It aliases the payload it was
+	// decoded from, which a reader reuses for its next event: String copies
+	// it.
 	StandardName UTF16
-	// StandardDate is win:Binary, 16 bytes long.
+	// StandardDate is win:Binary, 16 bytes long. It aliases the payload it was
+	// decoded from, which a reader reuses for its next event.
 	StandardDate Binary
 	// StandardBias is win:Int32.
 	StandardBias int32
-	// DaylightName is win:UnicodeString, 32 UTF-16 code units long, NUL-padded (shown up to the first NUL: TrimNUL).
+	// DaylightName is win:UnicodeString, 32 UTF-16 code units long, NUL-padded
+	// (shown up to the first NUL: TrimNUL). It aliases the payload it was
+	// decoded from, which a reader reuses for its next event: String copies
+	// it.
 	DaylightName UTF16
-	// DaylightDate is win:Binary, 16 bytes long.
+	// DaylightDate is win:Binary, 16 bytes long. It aliases the payload it was
+	// decoded from, which a reader reuses for its next event.
 	DaylightDate Binary
 	// DaylightBias is win:Int32.
 	DaylightBias int32
@@ -69,9 +77,13 @@ type EventTraceHeaderV2 struct {
 	ReservedFlags uint32
 	// BuffersLost is win:UInt32.
 	BuffersLost uint32
-	// SessionName is win:UnicodeString, NUL-terminated on the wire.
+	// SessionName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	SessionName UTF16
-	// LogFileName is win:UnicodeString, NUL-terminated on the wire.
+	// LogFileName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	LogFileName UTF16
 }
 

@@ -14,7 +14,9 @@ import (
 type FileIONameV2 struct {
 	// FileObject is win:Pointer, pointer-sized on the wire.
 	FileObject uint64
-	// FileName is win:UnicodeString, NUL-terminated on the wire.
+	// FileName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	FileName UTF16
 }
 
@@ -153,7 +155,9 @@ var fieldsFileIONameV2 = clrimpl.EventFields{New: func() clrimpl.Event {
 type FileIOFileCreateV2 struct {
 	// FileObject is win:Pointer, pointer-sized on the wire.
 	FileObject uint64
-	// FileName is win:UnicodeString, NUL-terminated on the wire.
+	// FileName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	FileName UTF16
 }
 
@@ -292,7 +296,9 @@ var fieldsFileIOFileCreateV2 = clrimpl.EventFields{New: func() clrimpl.Event {
 type FileIOFileDeleteV2 struct {
 	// FileObject is win:Pointer, pointer-sized on the wire.
 	FileObject uint64
-	// FileName is win:UnicodeString, NUL-terminated on the wire.
+	// FileName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	FileName UTF16
 }
 
@@ -431,7 +437,9 @@ var fieldsFileIOFileDeleteV2 = clrimpl.EventFields{New: func() clrimpl.Event {
 type FileIOFileRundownV2 struct {
 	// FileObject is win:Pointer, pointer-sized on the wire.
 	FileObject uint64
-	// FileName is win:UnicodeString, NUL-terminated on the wire.
+	// FileName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	FileName UTF16
 }
 

@@ -35,7 +35,9 @@ type ImageUnloadV2 struct {
 	Reserved3 uint32
 	// Reserved4 is win:UInt32.
 	Reserved4 uint32
-	// FileName is win:UnicodeString, NUL-terminated on the wire.
+	// FileName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	FileName UTF16
 }
 
@@ -275,7 +277,9 @@ type ImageDCStartV2 struct {
 	Reserved3 uint32
 	// Reserved4 is win:UInt32.
 	Reserved4 uint32
-	// FileName is win:UnicodeString, NUL-terminated on the wire.
+	// FileName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	FileName UTF16
 }
 
@@ -515,7 +519,9 @@ type ImageDCStopV2 struct {
 	Reserved3 uint32
 	// Reserved4 is win:UInt32.
 	Reserved4 uint32
-	// FileName is win:UnicodeString, NUL-terminated on the wire.
+	// FileName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	FileName UTF16
 }
 
@@ -755,7 +761,9 @@ type ImageLoadV2 struct {
 	Reserved3 uint32
 	// Reserved4 is win:UInt32.
 	Reserved4 uint32
-	// FileName is win:UnicodeString, NUL-terminated on the wire.
+	// FileName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	FileName UTF16
 }
 

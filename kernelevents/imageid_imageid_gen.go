@@ -21,7 +21,9 @@ type ImageIDV2 struct {
 	ProcessID uint32
 	// TimeDateStamp is win:UInt32.
 	TimeDateStamp uint32
-	// OriginalFileName is win:UnicodeString, NUL-terminated on the wire.
+	// OriginalFileName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	OriginalFileName UTF16
 }
 
@@ -284,7 +286,9 @@ type DbgIDRSDSV2 struct {
 	GuidSig GUID
 	// Age is win:UInt32.
 	Age uint32
-	// PDBFileName is win:AnsiString, NUL-terminated on the wire.
+	// PDBFileName is win:AnsiString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	PDBFileName Ansi
 }
 
@@ -465,7 +469,9 @@ type DbgIDILRSDSV2 struct {
 	GuidSig GUID
 	// Age is win:UInt32.
 	Age uint32
-	// PDBFileName is win:AnsiString, NUL-terminated on the wire.
+	// PDBFileName is win:AnsiString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	PDBFileName Ansi
 }
 
@@ -946,25 +952,45 @@ type FileVersionV0 struct {
 	ImageSize uint32
 	// TimeDateStamp is win:UInt32.
 	TimeDateStamp uint32
-	// OrigFileName is win:UnicodeString, NUL-terminated on the wire.
+	// OrigFileName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	OrigFileName UTF16
-	// FileDescription is win:UnicodeString, NUL-terminated on the wire.
+	// FileDescription is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	FileDescription UTF16
-	// FileVersion is win:UnicodeString, NUL-terminated on the wire.
+	// FileVersion is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	FileVersion UTF16
-	// BinFileVersion is win:UnicodeString, NUL-terminated on the wire.
+	// BinFileVersion is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	BinFileVersion UTF16
-	// VerLanguage is win:UnicodeString, NUL-terminated on the wire.
+	// VerLanguage is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	VerLanguage UTF16
-	// ProductName is win:UnicodeString, NUL-terminated on the wire.
+	// ProductName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ProductName UTF16
-	// CompanyName is win:UnicodeString, NUL-terminated on the wire.
+	// CompanyName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	CompanyName UTF16
-	// ProductVersion is win:UnicodeString, NUL-terminated on the wire.
+	// ProductVersion is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ProductVersion UTF16
-	// FileId is win:UnicodeString, NUL-terminated on the wire.
+	// FileId is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	FileId UTF16
-	// ProgramId is win:UnicodeString, NUL-terminated on the wire.
+	// ProgramId is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ProgramId UTF16
 }
 

@@ -307,7 +307,9 @@ type PerfInfoCollectionStartV3 struct {
 	NewInterval uint32
 	// OldInterval is win:UInt32.
 	OldInterval uint32
-	// SourceName is win:UnicodeString, NUL-terminated on the wire.
+	// SourceName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	SourceName UTF16
 }
 
@@ -582,7 +584,9 @@ type PerfInfoCollectionEndV3 struct {
 	NewInterval uint32
 	// OldInterval is win:UInt32.
 	OldInterval uint32
-	// SourceName is win:UnicodeString, NUL-terminated on the wire.
+	// SourceName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	SourceName UTF16
 }
 

@@ -27,9 +27,13 @@ type ProcessStartV3 struct {
 	DirectoryTableBase uint64
 	// UserSID is mof:Sid, pointer-sized on the wire.
 	UserSID WBEMSID
-	// ImageFileName is win:AnsiString, NUL-terminated on the wire.
+	// ImageFileName is win:AnsiString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ImageFileName Ansi
-	// CommandLine is win:UnicodeString, NUL-terminated on the wire.
+	// CommandLine is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	CommandLine UTF16
 }
 
@@ -269,13 +273,21 @@ type ProcessStartV4 struct {
 	Flags ProcessProcessFlags
 	// UserSID is mof:Sid, pointer-sized on the wire.
 	UserSID WBEMSID
-	// ImageFileName is win:AnsiString, NUL-terminated on the wire.
+	// ImageFileName is win:AnsiString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ImageFileName Ansi
-	// CommandLine is win:UnicodeString, NUL-terminated on the wire.
+	// CommandLine is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	CommandLine UTF16
-	// PackageFullName is win:UnicodeString, NUL-terminated on the wire.
+	// PackageFullName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	PackageFullName UTF16
-	// ApplicationID is win:UnicodeString, NUL-terminated on the wire.
+	// ApplicationID is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ApplicationID UTF16
 }
 
@@ -553,9 +565,13 @@ type ProcessStopV3 struct {
 	DirectoryTableBase uint64
 	// UserSID is mof:Sid, pointer-sized on the wire.
 	UserSID WBEMSID
-	// ImageFileName is win:AnsiString, NUL-terminated on the wire.
+	// ImageFileName is win:AnsiString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ImageFileName Ansi
-	// CommandLine is win:UnicodeString, NUL-terminated on the wire.
+	// CommandLine is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	CommandLine UTF16
 }
 
@@ -795,13 +811,21 @@ type ProcessStopV4 struct {
 	Flags ProcessProcessFlags
 	// UserSID is mof:Sid, pointer-sized on the wire.
 	UserSID WBEMSID
-	// ImageFileName is win:AnsiString, NUL-terminated on the wire.
+	// ImageFileName is win:AnsiString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ImageFileName Ansi
-	// CommandLine is win:UnicodeString, NUL-terminated on the wire.
+	// CommandLine is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	CommandLine UTF16
-	// PackageFullName is win:UnicodeString, NUL-terminated on the wire.
+	// PackageFullName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	PackageFullName UTF16
-	// ApplicationID is win:UnicodeString, NUL-terminated on the wire.
+	// ApplicationID is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ApplicationID UTF16
 }
 
@@ -1079,9 +1103,13 @@ type ProcessDCStartV3 struct {
 	DirectoryTableBase uint64
 	// UserSID is mof:Sid, pointer-sized on the wire.
 	UserSID WBEMSID
-	// ImageFileName is win:AnsiString, NUL-terminated on the wire.
+	// ImageFileName is win:AnsiString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ImageFileName Ansi
-	// CommandLine is win:UnicodeString, NUL-terminated on the wire.
+	// CommandLine is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	CommandLine UTF16
 }
 
@@ -1321,13 +1349,21 @@ type ProcessDCStartV4 struct {
 	Flags ProcessProcessFlags
 	// UserSID is mof:Sid, pointer-sized on the wire.
 	UserSID WBEMSID
-	// ImageFileName is win:AnsiString, NUL-terminated on the wire.
+	// ImageFileName is win:AnsiString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ImageFileName Ansi
-	// CommandLine is win:UnicodeString, NUL-terminated on the wire.
+	// CommandLine is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	CommandLine UTF16
-	// PackageFullName is win:UnicodeString, NUL-terminated on the wire.
+	// PackageFullName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	PackageFullName UTF16
-	// ApplicationID is win:UnicodeString, NUL-terminated on the wire.
+	// ApplicationID is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ApplicationID UTF16
 }
 
@@ -1605,9 +1641,13 @@ type ProcessDCStopV3 struct {
 	DirectoryTableBase uint64
 	// UserSID is mof:Sid, pointer-sized on the wire.
 	UserSID WBEMSID
-	// ImageFileName is win:AnsiString, NUL-terminated on the wire.
+	// ImageFileName is win:AnsiString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ImageFileName Ansi
-	// CommandLine is win:UnicodeString, NUL-terminated on the wire.
+	// CommandLine is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	CommandLine UTF16
 }
 
@@ -1847,13 +1887,21 @@ type ProcessDCStopV4 struct {
 	Flags ProcessProcessFlags
 	// UserSID is mof:Sid, pointer-sized on the wire.
 	UserSID WBEMSID
-	// ImageFileName is win:AnsiString, NUL-terminated on the wire.
+	// ImageFileName is win:AnsiString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ImageFileName Ansi
-	// CommandLine is win:UnicodeString, NUL-terminated on the wire.
+	// CommandLine is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	CommandLine UTF16
-	// PackageFullName is win:UnicodeString, NUL-terminated on the wire.
+	// PackageFullName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	PackageFullName UTF16
-	// ApplicationID is win:UnicodeString, NUL-terminated on the wire.
+	// ApplicationID is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ApplicationID UTF16
 }
 
@@ -2755,9 +2803,13 @@ type ProcessDefunctV3 struct {
 	DirectoryTableBase uint64
 	// UserSID is mof:Sid, pointer-sized on the wire.
 	UserSID WBEMSID
-	// ImageFileName is win:AnsiString, NUL-terminated on the wire.
+	// ImageFileName is win:AnsiString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ImageFileName Ansi
-	// CommandLine is win:UnicodeString, NUL-terminated on the wire.
+	// CommandLine is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	CommandLine UTF16
 }
 
@@ -2997,13 +3049,21 @@ type ProcessDefunctV4 struct {
 	Flags ProcessProcessFlags
 	// UserSID is mof:Sid, pointer-sized on the wire.
 	UserSID WBEMSID
-	// ImageFileName is win:AnsiString, NUL-terminated on the wire.
+	// ImageFileName is win:AnsiString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ImageFileName Ansi
-	// CommandLine is win:UnicodeString, NUL-terminated on the wire.
+	// CommandLine is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	CommandLine UTF16
-	// PackageFullName is win:UnicodeString, NUL-terminated on the wire.
+	// PackageFullName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	PackageFullName UTF16
-	// ApplicationID is win:UnicodeString, NUL-terminated on the wire.
+	// ApplicationID is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	ApplicationID UTF16
 }
 

@@ -19,7 +19,9 @@ type StackWalkStackV2 struct {
 	StackProcess uint32
 	// StackThread is win:UInt32.
 	StackThread uint32
-	// Stack is win:Pointer, pointer-sized on the wire, as many elements as the rest of the payload holds.
+	// Stack is win:Pointer, pointer-sized on the wire, as many elements as the
+	// rest of the payload holds. It aliases the payload it was decoded from,
+	// which a reader reuses for its next event.
 	Stack PointerArray
 }
 
@@ -167,7 +169,9 @@ var fieldsStackWalkStackV2 = clrimpl.EventFields{New: func() clrimpl.Event {
 type StackWalkKeyCreateV2 struct {
 	// StackKey is win:Pointer, pointer-sized on the wire.
 	StackKey uint64
-	// Stack is win:Pointer, pointer-sized on the wire, as many elements as the rest of the payload holds.
+	// Stack is win:Pointer, pointer-sized on the wire, as many elements as the
+	// rest of the payload holds. It aliases the payload it was decoded from,
+	// which a reader reuses for its next event.
 	Stack PointerArray
 }
 
@@ -303,7 +307,9 @@ var fieldsStackWalkKeyCreateV2 = clrimpl.EventFields{New: func() clrimpl.Event {
 type StackWalkKeyDeleteV2 struct {
 	// StackKey is win:Pointer, pointer-sized on the wire.
 	StackKey uint64
-	// Stack is win:Pointer, pointer-sized on the wire, as many elements as the rest of the payload holds.
+	// Stack is win:Pointer, pointer-sized on the wire, as many elements as the
+	// rest of the payload holds. It aliases the payload it was decoded from,
+	// which a reader reuses for its next event.
 	Stack PointerArray
 }
 
@@ -439,7 +445,9 @@ var fieldsStackWalkKeyDeleteV2 = clrimpl.EventFields{New: func() clrimpl.Event {
 type StackWalkKeyRundownV2 struct {
 	// StackKey is win:Pointer, pointer-sized on the wire.
 	StackKey uint64
-	// Stack is win:Pointer, pointer-sized on the wire, as many elements as the rest of the payload holds.
+	// Stack is win:Pointer, pointer-sized on the wire, as many elements as the
+	// rest of the payload holds. It aliases the payload it was decoded from,
+	// which a reader reuses for its next event.
 	Stack PointerArray
 }
 

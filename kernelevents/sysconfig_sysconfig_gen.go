@@ -14,9 +14,13 @@ import (
 type BuildInfoV0 struct {
 	// InstallDate is win:FILETIME.
 	InstallDate FileTime
-	// BuildLab is win:UnicodeString, NUL-terminated on the wire.
+	// BuildLab is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	BuildLab UTF16
-	// ProductName is win:UnicodeString, NUL-terminated on the wire.
+	// ProductName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ProductName UTF16
 }
 
@@ -151,9 +155,13 @@ var fieldsBuildInfoV0 = clrimpl.EventFields{New: func() clrimpl.Event {
 // Task SysConfig (0), opcode SysConfigSystemPaths (33).
 // Template SystemPaths_V0.
 type SystemPathsV0 struct {
-	// SystemDirectory is win:UnicodeString, NUL-terminated on the wire.
+	// SystemDirectory is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	SystemDirectory UTF16
 	// SystemWindowsDirectory is win:UnicodeString, NUL-terminated on the wire.
+	// It aliases the payload it was decoded from, which a reader reuses for
+	// its next event: String copies it.
 	SystemWindowsDirectory UTF16
 }
 
@@ -268,7 +276,9 @@ var fieldsSystemPathsV0 = clrimpl.EventFields{New: func() clrimpl.Event {
 // Task SysConfig (0), opcode SysConfigUnknownVolume (34).
 // Template UnknownVolume_V0.
 type UnknownVolumeV0 struct {
-	// Value is win:UnicodeString, NUL-terminated on the wire.
+	// Value is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	Value UTF16
 }
 
@@ -372,9 +382,13 @@ var fieldsUnknownVolumeV0 = clrimpl.EventFields{New: func() clrimpl.Event {
 // Task SysConfig (0), opcode SysConfigVolumeMapping (35).
 // Template VolumeMapping_V0.
 type VolumeMappingV0 struct {
-	// NtPath is win:UnicodeString, NUL-terminated on the wire.
+	// NtPath is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	NtPath UTF16
-	// DosPath is win:UnicodeString, NUL-terminated on the wire.
+	// DosPath is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	DosPath UTF16
 }
 

@@ -23,9 +23,15 @@ type SystemConfigCPUV2 struct {
 	PageSize uint32
 	// AllocationGranularity is win:UInt32.
 	AllocationGranularity uint32
-	// ComputerName is win:UnicodeString, 256 UTF-16 code units long, NUL-padded (shown up to the first NUL: TrimNUL).
+	// ComputerName is win:UnicodeString, 256 UTF-16 code units long,
+	// NUL-padded (shown up to the first NUL: TrimNUL). It aliases the payload
+	// it was decoded from, which a reader reuses for its next event: String
+	// copies it.
 	ComputerName UTF16
-	// DomainName is win:UnicodeString, 134 UTF-16 code units long, NUL-padded (shown up to the first NUL: TrimNUL).
+	// DomainName is win:UnicodeString, 134 UTF-16 code units long, NUL-padded
+	// (shown up to the first NUL: TrimNUL). It aliases the payload it was
+	// decoded from, which a reader reuses for its next event: String copies
+	// it.
 	DomainName UTF16
 	// HyperThreadingFlag is win:Pointer, pointer-sized on the wire.
 	HyperThreadingFlag uint64
@@ -246,7 +252,10 @@ type SystemConfigPhyDiskV2 struct {
 	SCSITarget uint32
 	// SCSILun is win:UInt32.
 	SCSILun uint32
-	// Manufacturer is win:UnicodeString, 256 UTF-16 code units long, NUL-padded (shown up to the first NUL: TrimNUL).
+	// Manufacturer is win:UnicodeString, 256 UTF-16 code units long,
+	// NUL-padded (shown up to the first NUL: TrimNUL). It aliases the payload
+	// it was decoded from, which a reader reuses for its next event: String
+	// copies it.
 	Manufacturer UTF16
 	// PartitionCount is win:UInt32.
 	PartitionCount uint32
@@ -254,9 +263,14 @@ type SystemConfigPhyDiskV2 struct {
 	WriteCacheEnabled uint8
 	// Pad is win:UInt8.
 	Pad uint8
-	// BootDriveLetter is win:UnicodeString, 3 UTF-16 code units long, NUL-padded (shown up to the first NUL: TrimNUL).
+	// BootDriveLetter is win:UnicodeString, 3 UTF-16 code units long,
+	// NUL-padded (shown up to the first NUL: TrimNUL). It aliases the payload
+	// it was decoded from, which a reader reuses for its next event: String
+	// copies it.
 	BootDriveLetter UTF16
-	// Spare is win:UnicodeString, 2 UTF-16 code units long, NUL-padded (shown up to the first NUL: TrimNUL).
+	// Spare is win:UnicodeString, 2 UTF-16 code units long, NUL-padded (shown
+	// up to the first NUL: TrimNUL). It aliases the payload it was decoded
+	// from, which a reader reuses for its next event: String copies it.
 	Spare UTF16
 }
 
@@ -525,7 +539,10 @@ type SystemConfigLogDiskV2 struct {
 	Size uint32
 	// DriveType is win:UInt32.
 	DriveType uint32
-	// DriveLetterString is win:UnicodeString, 4 UTF-16 code units long, NUL-padded (shown up to the first NUL: TrimNUL).
+	// DriveLetterString is win:UnicodeString, 4 UTF-16 code units long,
+	// NUL-padded (shown up to the first NUL: TrimNUL). It aliases the payload
+	// it was decoded from, which a reader reuses for its next event: String
+	// copies it.
 	DriveLetterString UTF16
 	// Pad1 is win:UInt32.
 	Pad1 uint32
@@ -541,7 +558,10 @@ type SystemConfigLogDiskV2 struct {
 	NumberOfFreeClusters int64
 	// TotalNumberOfClusters is win:Int64.
 	TotalNumberOfClusters int64
-	// FileSystem is win:UnicodeString, 16 UTF-16 code units long, NUL-padded (shown up to the first NUL: TrimNUL).
+	// FileSystem is win:UnicodeString, 16 UTF-16 code units long, NUL-padded
+	// (shown up to the first NUL: TrimNUL). It aliases the payload it was
+	// decoded from, which a reader reuses for its next event: String copies
+	// it.
 	FileSystem UTF16
 	// VolumeExt is win:UInt32.
 	VolumeExt uint32
@@ -810,11 +830,17 @@ type SystemConfigNICV2 struct {
 	Ipv4Index uint32
 	// Ipv6Index is win:UInt32.
 	Ipv6Index uint32
-	// NICDescription is win:UnicodeString, NUL-terminated on the wire.
+	// NICDescription is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	NICDescription UTF16
-	// IpAddresses is win:UnicodeString, NUL-terminated on the wire.
+	// IpAddresses is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	IpAddresses UTF16
-	// DnsServerAddresses is win:UnicodeString, NUL-terminated on the wire.
+	// DnsServerAddresses is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	DnsServerAddresses UTF16
 }
 
@@ -998,11 +1024,17 @@ type SystemConfigServicesV2 struct {
 	ServiceState uint32
 	// SubProcessTag is win:UInt32.
 	SubProcessTag uint32
-	// ServiceName is win:UnicodeString, NUL-terminated on the wire.
+	// ServiceName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ServiceName UTF16
-	// DisplayName is win:UnicodeString, NUL-terminated on the wire.
+	// DisplayName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	DisplayName UTF16
-	// ProcessName is win:UnicodeString, NUL-terminated on the wire.
+	// ProcessName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ProcessName UTF16
 }
 
@@ -1476,15 +1508,25 @@ type SystemConfigPnPV4 struct {
 	UpperFilterCount uint32
 	// LowerFilterCount is win:UInt32.
 	LowerFilterCount uint32
-	// DeviceID is win:UnicodeString, NUL-terminated on the wire.
+	// DeviceID is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	DeviceID UTF16
-	// DeviceDescription is win:UnicodeString, NUL-terminated on the wire.
+	// DeviceDescription is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	DeviceDescription UTF16
-	// FriendlyName is win:UnicodeString, NUL-terminated on the wire.
+	// FriendlyName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	FriendlyName UTF16
-	// PdoName is win:UnicodeString, NUL-terminated on the wire.
+	// PdoName is win:UnicodeString, NUL-terminated on the wire. It aliases the
+	// payload it was decoded from, which a reader reuses for its next event:
+	// String copies it.
 	PdoName UTF16
-	// ServiceName is win:UnicodeString, NUL-terminated on the wire.
+	// ServiceName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	ServiceName UTF16
 }
 
@@ -1679,7 +1721,9 @@ type SystemConfigIDEChannelV2 struct {
 	DeviceTimingMode uint32
 	// LocationInformationLen is win:UInt32.
 	LocationInformationLen uint32
-	// LocationInformation is win:UnicodeString, NUL-terminated on the wire.
+	// LocationInformation is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	LocationInformation UTF16
 }
 
@@ -1836,13 +1880,21 @@ var fieldsSystemConfigIDEChannelV2 = clrimpl.EventFields{New: func() clrimpl.Eve
 // Task SystemConfig (0), opcode SystemConfigPlatform (25).
 // Template SystemConfigPlatform_V2.
 type SystemConfigPlatformV2 struct {
-	// SystemManufacturer is win:UnicodeString, NUL-terminated on the wire.
+	// SystemManufacturer is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	SystemManufacturer UTF16
-	// SystemProductName is win:UnicodeString, NUL-terminated on the wire.
+	// SystemProductName is win:UnicodeString, NUL-terminated on the wire. It
+	// aliases the payload it was decoded from, which a reader reuses for its
+	// next event: String copies it.
 	SystemProductName UTF16
-	// BiosDate is win:UnicodeString, NUL-terminated on the wire.
+	// BiosDate is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	BiosDate UTF16
-	// BiosVersion is win:UnicodeString, NUL-terminated on the wire.
+	// BiosVersion is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
 	BiosVersion UTF16
 }
 

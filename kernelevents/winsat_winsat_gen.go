@@ -17,7 +17,9 @@ type WinSatWinSPRV0 struct {
 	State uint32
 	// UncompressedSize is win:UInt32.
 	UncompressedSize uint32
-	// CompressedXml is win:UInt8, as many elements as the rest of the payload holds.
+	// CompressedXml is win:UInt8, as many elements as the rest of the payload
+	// holds. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event.
 	CompressedXml Uint8Array
 }
 
@@ -145,7 +147,9 @@ type WinSatMetricsV0 struct {
 	State uint32
 	// UncompressedSize is win:UInt32.
 	UncompressedSize uint32
-	// CompressedXml is win:UInt8, as many elements as the rest of the payload holds.
+	// CompressedXml is win:UInt8, as many elements as the rest of the payload
+	// holds. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event.
 	CompressedXml Uint8Array
 }
 
@@ -273,7 +277,9 @@ type WinSatSystemConfigV0 struct {
 	State uint32
 	// UncompressedSize is win:UInt32.
 	UncompressedSize uint32
-	// CompressedXml is win:UInt8, as many elements as the rest of the payload holds.
+	// CompressedXml is win:UInt8, as many elements as the rest of the payload
+	// holds. It aliases the payload it was decoded from, which a reader reuses
+	// for its next event.
 	CompressedXml Uint8Array
 }
 
