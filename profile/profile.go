@@ -129,7 +129,11 @@ const (
 	// Alloc is where memory was allocated: the runtime's allocation
 	// ticks (GCAllocationTick, about one every 100 KB; .NET 10's
 	// AllocationSampled), as objects and bytes, each stack ending in the
-	// type allocated.
+	// type allocated. The bytes are what was allocated; the objects are
+	// an estimate from AllocationSampled (each sample weighed up by its
+	// chance of being taken), but from GCAllocationTick the count of
+	// ticks: a tick stands for about 100 KB of objects and does not say
+	// how many, so there alloc_objects counts ticks, not objects.
 	Alloc
 	// Contention is where threads waited for locks: the runtime's
 	// ContentionStart and ContentionStop events, as waits and the time
