@@ -167,6 +167,19 @@ func TestPprofGoTool(t *testing.T) {
 	if !bytes.Contains(out, []byte("mvc-hello-world!Example.Program.Main(class System.String[])")) {
 		t.Errorf("go tool pprof cut the parameters out of a method's name:\n%s", out)
 	}
+	// A managed module's mapping has its PDB's identity (the module
+	// event's ManagedPdbSignature and age), which symbol servers key by,
+	// and without which pprof drops a Windows path (it takes
+	// "C:\..." for a URL).
+	var dll *profile.Mapping
+	for _, m := range pp.Mapping {
+		if strings.HasSuffix(m.File, "mvc-hello-world.dll") {
+			dll = m
+		}
+	}
+	if dll == nil || dll.BuildID != "AB87C2F708D74A9289560D81D3A1DB051" {
+		t.Errorf("the managed module's mapping: %+v; want its PDB's build ID", dll)
+	}
 	// An EventPipe trace does not name its executable: pprof names no
 	// main binary rather than the first module it met.
 	if pp.Mapping[0].File != "" || bytes.Contains(out, []byte("File:")) {

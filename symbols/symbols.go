@@ -104,8 +104,10 @@ type Frame struct {
 	Address uint64
 	// Size is the method's code size; 0 for an unresolved frame.
 	Size uint32
-	// BuildID identifies a native frame's image for symbol servers (its
-	// PDB's GUID and age, see BuildID) where the trace says it; "".
+	// BuildID identifies the frame's image for symbol servers (its PDB's
+	// GUID and age, see BuildID) where the trace says it: a native image's
+	// from KernelTraceControl's image identity, a managed module's from
+	// its module event (ManagedPdbSignature and ManagedPdbAge); "".
 	BuildID string
 	// ImageBase and ImageEnd are a native frame's image mapping [base,
 	// end); 0 otherwise.
@@ -193,6 +195,7 @@ type nameRef struct{ blk, off, n uint32 }
 
 type module struct {
 	name, path string
+	buildID    string // its PDB's, from the module event (BuildID)
 }
 
 type process struct {
@@ -386,7 +389,11 @@ func (m *Map) Observe(pid int64, ts int64, ev clrimpl.Event) bool {
 		if mp == "" {
 			mp = f.ModuleNativePath.String()
 		}
-		p.modules[f.ModuleID] = module{name: moduleName(mp), path: mp}
+		var id string
+		if f.HasManagedPdbSignature && !f.ManagedPdbSignature.IsZero() {
+			id = BuildID(f.ManagedPdbSignature, f.ManagedPdbAge)
+		}
+		p.modules[f.ModuleID] = module{name: moduleName(mp), path: mp, buildID: id}
 		return true
 	}
 	return false
@@ -761,7 +768,7 @@ func (m *Map) resolve(pid int64, addr uint64, ts int64) (f FrameID, r Reason, fr
 		}
 		me.frame = FrameID(len(m.frames))
 		me.hasFrame, me.frameModID = true, known
-		m.frames = append(m.frames, Frame{Module: mod.name, ModulePath: mod.path, Method: name,
+		m.frames = append(m.frames, Frame{Module: mod.name, ModulePath: mod.path, BuildID: mod.buildID, Method: name,
 			Address: me.start, Size: me.size, PID: pid, Reason: Resolved})
 	}
 	return me.frame, Resolved, from, to

@@ -329,3 +329,28 @@ func TestJITHelperName(t *testing.T) {
 		}
 	}
 }
+
+// TestManagedBuildID: a managed module's frames carry its PDB's identity
+// from the module event (ManagedPdbSignature and age), as native images'
+// carry theirs; a module event without one gives none.
+func TestManagedBuildID(t *testing.T) {
+	const pid = 7
+	m := NewMap()
+	sig := clrevents.GUID{0xF7, 0xC2, 0x87, 0xAB, 0xD7, 0x08, 0x92, 0x4A, 0x89, 0x56, 0x0D, 0x81, 0xD3, 0xA1, 0xDB, 0x05}
+	m.Observe(pid, 0, &clrevents.ModuleLoadV2{ModuleID: 1, ModuleILPath: clrevents.UTF16Of(`C:\app\App.dll`), ManagedPdbSignature: sig, ManagedPdbAge: 1})
+	m.Observe(pid, 0, &clrevents.ModuleLoadV2{ModuleID: 2, ModuleILPath: clrevents.UTF16Of(`C:\app\Lib.dll`)})
+	m.Observe(pid, 10, load(100, 1, 0x1000, 0x100, "App.Program", "Main", "void  ()"))
+	m.Observe(pid, 10, load(200, 2, 0x2000, 0x100, "Lib.C", "M", "void  ()"))
+	for _, c := range []struct {
+		addr uint64
+		want string
+	}{{0x1010, BuildID(sig, 1)}, {0x2010, ""}} {
+		f, _ := m.Resolve(pid, c.addr, 20)
+		if got := m.Frame(f).BuildID; got != c.want {
+			t.Errorf("frame at %#x: build ID %q, want %q", c.addr, got, c.want)
+		}
+	}
+	if BuildID(sig, 1) != "AB87C2F708D74A9289560D81D3A1DB051" {
+		t.Errorf("BuildID %s", BuildID(sig, 1))
+	}
+}
