@@ -45,8 +45,15 @@ func (o Order) String() string {
 
 // ErrTruncated is wrapped by the errors about a file that ends inside a
 // buffer, or before the buffers its log header counts: the *FormatError of
-// such a Damage record, and so Next's final *DamageError.
-var ErrTruncated = errors.New("file is truncated")
+// such a Damage record, and so Next's final *DamageError. It is an
+// io.ErrUnexpectedEOF too (errors.Is), as a cut EventPipe trace's error
+// is: code that tells a cut from other damage does it one way for both.
+var ErrTruncated error = truncated{}
+
+type truncated struct{}
+
+func (truncated) Error() string        { return "file is truncated" }
+func (truncated) Is(target error) bool { return target == io.ErrUnexpectedEOF }
 
 // ErrDamaged is wrapped by Next's final error when parts of the log could
 // not be read and were skipped (a *DamageError).

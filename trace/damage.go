@@ -111,6 +111,13 @@ func (e *DamageError) Events() int64 {
 // WithStrict makes the reader stop at the first damage instead of
 // skipping it: Next returns the format reader's error for it (and again
 // on every later call), as a reader that does not resynchronise would.
+// The error is the format reader's own (*nettrace.Error, *etl.FormatError,
+// io.ErrUnexpectedEOF for a cut), not a *DamageError: errors.Is(err,
+// ErrDamaged) is false. The events before the damage are the same as
+// without WithStrict, but for one case: an EventPipe trace cut short
+// inside a block stops at that block, where the default reading gives the
+// whole events the block still holds (an ETW log's strict reading gives
+// those of its cut buffer too).
 func WithStrict() Option { return func(c *config) { c.strict = true } }
 
 // Damage returns what the reader has skipped so far, in the order it was
