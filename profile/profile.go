@@ -251,6 +251,12 @@ type Profile struct {
 	// and nanoseconds): its start as the trace states it from Build, the
 	// earliest event's time from a Builder's Finish.
 	StartNanos, DurationNanos int64
+	// PeriodNanos is the sampling interval of a CPU profile where the
+	// trace states it: an ETW log's kernel CPU samples (PerfInfo's
+	// CollectionStart, or the kernel's default of 1 ms); 0 otherwise
+	// (EventPipe's samples are weighed by the time between a thread's
+	// samples, not by one period). pprof shows it as the Period.
+	PeriodNanos int64
 	// Name is the trace's name.
 	Name string
 	// ProcessNames are the executables' names by process ID, where the
@@ -1211,6 +1217,12 @@ func (b *Builder) Finish() (*Profile, error) {
 	p := &Profile{Kind: b.o.Kind, SampleTypes: b.o.Kind.SampleTypes(), Map: b.m, Stacks: symbols.NewStacks(), Events: b.raws.n - dropped,
 		ProcessNames: b.procNames}
 	b.finishUniversal(p)
+	if b.o.Kind == CPU && b.k.samples.n > 0 {
+		p.PeriodNanos = b.k.interval
+		if p.PeriodNanos == 0 {
+			p.PeriodNanos = defaultInterval
+		}
+	}
 	if !b.universal {
 		p.ExternalSamples, p.ManagedSamples = b.externalSamples, b.managedSamples
 	}

@@ -807,3 +807,28 @@ func TestBuilderStart(t *testing.T) {
 		}
 	}
 }
+
+// TestPeriod: an ETW log's CPU profile has the sampling interval its
+// CollectionStart states as its period (pprof showed Period 0); an
+// EventPipe trace's, whose samples are weighed by the time between them,
+// has none.
+func TestPeriod(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		want int64
+	}{
+		{"../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip", 1_000_000},
+		{golden, 0},
+	} {
+		p, err := build(t, c.path, Options{Kind: CPU})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.PeriodNanos != c.want {
+			t.Errorf("%s: period %d ns, want %d", c.path, p.PeriodNanos, c.want)
+		}
+		if pp := p.Pprof(); pp.Period != c.want || pp.PeriodType == nil || pp.PeriodType.Unit != "nanoseconds" {
+			t.Errorf("%s: pprof period %d %v, want %d nanoseconds", c.path, pp.Period, pp.PeriodType, c.want)
+		}
+	}
+}

@@ -151,6 +151,7 @@ func (p *Profile) Pprof() *profile.Profile {
 		// Nanoseconds; a universal trace's weighted samples (see
 		// universal.go) have no time.
 		out.PeriodType = &profile.ValueType{Type: "cpu", Unit: p.SampleTypes[len(p.SampleTypes)-1].Unit}
+		out.Period = p.PeriodNanos
 	}
 	out.DefaultSampleType = p.SampleTypes[p.main()].Type
 	mappings := map[string]*profile.Mapping{}
