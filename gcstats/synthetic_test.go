@@ -510,18 +510,7 @@ func TestEstimateLargeHeaps(t *testing.T) {
 	// A background GC (5) with a foreground GC (6) during it.
 	f = newFeed()
 	blocking(1, 4, 1, &clrevents.GCHeapStatsV2{GenerationSize0: 10, GenerationSize2: 1000})
-	f.suspend(10, 1, clrevents.GCSuspendEEReasonSuspendForGC)
-	f.at(10.1, 1, &clrevents.GCSuspendEEEndV1{})
-	f.at(10.2, 1, &clrevents.GCStartV2{Count: 5, Depth: 2, Type: clrevents.GCTypeBackgroundGC})
-	f.at(11, 1, &clrevents.GCRestartEEEndV1{})
-	f.suspend(20, 1, clrevents.GCSuspendEEReasonSuspendForGC)
-	f.at(20.1, 1, &clrevents.GCSuspendEEEndV1{})
-	f.at(20.2, 1, &clrevents.GCStartV2{Count: 6, Depth: 0, Type: clrevents.GCTypeForegroundGC})
-	f.at(21, 1, &clrevents.GCEndV1{Count: 6, Depth: 0})
-	f.at(21.1, 1, &clrevents.GCHeapStatsV2{GenerationSize0: 20, GenerationSize2: 9000})
-	f.at(21.2, 1, &clrevents.GCRestartEEEndV1{})
-	f.at(40, 2, &clrevents.GCEndV1{Count: 5, Depth: 2})
-	f.at(40.1, 2, &clrevents.GCHeapStatsV2{GenerationSize0: 20, GenerationSize2: 500})
+	backgroundWithForeground(f, 9000, 500)
 	p = f.process(t)
 	var bg *gcstats.GC
 	for _, g := range p.GCs {
@@ -540,18 +529,7 @@ func TestEstimateLargeHeaps(t *testing.T) {
 // back to it).
 func TestHTMLHeapLineInTimeOrder(t *testing.T) {
 	f := newFeed()
-	f.suspend(10, 1, clrevents.GCSuspendEEReasonSuspendForGC)
-	f.at(10.1, 1, &clrevents.GCSuspendEEEndV1{})
-	f.at(10.2, 1, &clrevents.GCStartV2{Count: 5, Depth: 2, Type: clrevents.GCTypeBackgroundGC})
-	f.at(11, 1, &clrevents.GCRestartEEEndV1{})
-	f.suspend(20, 1, clrevents.GCSuspendEEReasonSuspendForGC)
-	f.at(20.1, 1, &clrevents.GCSuspendEEEndV1{})
-	f.at(20.2, 1, &clrevents.GCStartV2{Count: 6, Depth: 0, Type: clrevents.GCTypeForegroundGC})
-	f.at(21, 1, &clrevents.GCEndV1{Count: 6, Depth: 0})
-	f.at(21.1, 1, &clrevents.GCHeapStatsV2{GenerationSize0: 50, GenerationSize2: 10000})
-	f.at(21.2, 1, &clrevents.GCRestartEEEndV1{})
-	f.at(40, 2, &clrevents.GCEndV1{Count: 5, Depth: 2})
-	f.at(40.1, 2, &clrevents.GCHeapStatsV2{GenerationSize0: 50, GenerationSize2: 5000})
+	backgroundWithForeground(f, 10000, 5000)
 	var b strings.Builder
 	if err := gcstats.WriteHTML(&b, f.t0, f.a.Processes(), "bgc"); err != nil {
 		t.Fatal(err)
@@ -632,4 +610,22 @@ func TestEphemeralBeforeBackgroundPauses(t *testing.T) {
 			t.Errorf("background GC: %d pauses, %v; want 2 pauses, 1.1 ms (0.1 suspended with the ephemeral GC, 1.0 for GCPrep)", g.Pauses, g.Pause)
 		}
 	}
+}
+
+// backgroundWithForeground feeds a background GC (5, from 10 ms to 40 ms)
+// with a foreground GC (6, at 20 ms) during it, leaving generation 2 at
+// fgGen2 and bgGen2 bytes.
+func backgroundWithForeground(f *feed, fgGen2, bgGen2 uint64) {
+	f.suspend(10, 1, clrevents.GCSuspendEEReasonSuspendForGC)
+	f.at(10.1, 1, &clrevents.GCSuspendEEEndV1{})
+	f.at(10.2, 1, &clrevents.GCStartV2{Count: 5, Depth: 2, Type: clrevents.GCTypeBackgroundGC})
+	f.at(11, 1, &clrevents.GCRestartEEEndV1{})
+	f.suspend(20, 1, clrevents.GCSuspendEEReasonSuspendForGC)
+	f.at(20.1, 1, &clrevents.GCSuspendEEEndV1{})
+	f.at(20.2, 1, &clrevents.GCStartV2{Count: 6, Depth: 0, Type: clrevents.GCTypeForegroundGC})
+	f.at(21, 1, &clrevents.GCEndV1{Count: 6, Depth: 0})
+	f.at(21.1, 1, &clrevents.GCHeapStatsV2{GenerationSize0: 20, GenerationSize2: fgGen2})
+	f.at(21.2, 1, &clrevents.GCRestartEEEndV1{})
+	f.at(40, 2, &clrevents.GCEndV1{Count: 5, Depth: 2})
+	f.at(40.1, 2, &clrevents.GCHeapStatsV2{GenerationSize0: 20, GenerationSize2: bgGen2})
 }
