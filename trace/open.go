@@ -63,6 +63,12 @@ const (
 	// FileOrder delivers events as the file stores them. It holds nothing
 	// back, and an ETL log arriving through a pipe is then read once,
 	// front to back, instead of being spooled to a temporary file first.
+	// An ETL log read from a file (or a zip, or spooled) is read in
+	// TimeOrder whatever was asked, and Reader.Order says so: its
+	// processors' buffers are merged so that each event has the process
+	// and the description the log gives before it in time, which in
+	// stored order may come later (package etl's NewFileOrderReader over
+	// the file reads it as stored).
 	FileOrder
 	// ThreadOrder delivers the events each thread logged in time order,
 	// the threads' events interleaved as cheaply as the format allows: an

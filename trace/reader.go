@@ -342,6 +342,11 @@ func newNetTrace(nr *nettrace.Reader, format Format, c *config, closers ...func(
 func newETL(er *etl.Reader, c *config, closers ...func() error) *Reader {
 	r := newReader(c, ETL, closers)
 	r.et = er
+	if er.Order() == etl.TimeOrder {
+		// A log read with random access is merged by time whatever
+		// was asked (WithOrder): Order says so.
+		r.cfg.order = TimeOrder
+	}
 	er.SetStrict(c.strict)
 	h := er.Header()
 	major, minor := h.OSVersion()
@@ -381,7 +386,8 @@ func (r *Reader) Dropped() uint64 {
 func (r *Reader) Format() Format { return r.format }
 
 // Order is the order the Reader gives events in (WithOrder; TimeOrder by
-// default).
+// default): TimeOrder for an ETL log read from a file whatever was asked
+// (see FileOrder).
 func (r *Reader) Order() Order { return r.cfg.order }
 
 // Name returns the name errors give for the input.

@@ -52,3 +52,41 @@ func TestStrictCut(t *testing.T) {
 		}
 	}
 }
+
+// TestETLOrderSaid: an ETW log read from a file is merged by time
+// whatever order was asked, and Reader.Order says so (it said file order
+// while giving time order); from a stream that cannot seek, file order is
+// what it says.
+func TestETLOrderSaid(t *testing.T) {
+	const path = "../testdata/traces/gcevents.etl.zip"
+	for _, o := range []Order{FileOrder, ThreadOrder, TimeOrder} {
+		r, err := Open(path, WithOrder(o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Order() != TimeOrder {
+			t.Errorf("%v asked of a file: Order says %v, the log is read in time order", o, r.Order())
+		}
+		last := int64(-1 << 63)
+		for {
+			e, err := r.Next()
+			if err != nil {
+				break
+			}
+			if e.Timestamp() < last {
+				t.Fatalf("%v asked of a file: events out of time order", o)
+			}
+			last = e.Timestamp()
+		}
+		r.Close()
+	}
+	data := tracetest.Bytes(t, path)
+	r, err := NewReader(io.MultiReader(bytes.NewReader(data)), WithOrder(FileOrder))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Order() != FileOrder {
+		t.Errorf("file order asked of a stream: Order says %v", r.Order())
+	}
+}

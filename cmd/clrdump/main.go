@@ -189,8 +189,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 		return exitError
 	}
 	defer src.Close()
-	if order == trace.FileOrder && src.Format() == trace.ETL && streamed(fs.Arg(0)) {
+	switch {
+	case order == trace.FileOrder && src.Format() == trace.ETL && streamed(fs.Arg(0)):
 		fmt.Fprintf(stderr, "clrdump: %s: an ETW log read from a stream in file order is read once, front to back: events before what the log tells later (its providers' descriptions, its threads' processes) are printed without it; read the file itself, or in time order\n", src.Name())
+	case order == trace.FileOrder && src.Order() != trace.FileOrder:
+		fmt.Fprintf(stderr, "clrdump: %s: an ETW log read from a file is read in time order (-order file applies to EventPipe traces, and to a log read from a pipe): its processors' buffers are merged so that each event has the process and description the log gives before it\n", src.Name())
 	}
 	w := bufio.NewWriterSize(stdout, 1<<16)
 	d := &dumper{o: o, p: eventfmt.Printer{Filter: ff.Filter, Format: o.format, Limit: ff.Limit}, w: w, stderr: stderr}

@@ -352,6 +352,13 @@ func TestStdinFileOrderETL(t *testing.T) {
 			t.Errorf("%v: stderr %q", args, errs)
 		}
 	}
+	// From a file, file order is not what is given: clrdump says so.
+	if _, errs, code := dumpStdin(t, data, "-order", "file", "-stats", gcETL); code != exitOK || !strings.Contains(errs, "an ETW log read from a file is read in time order") {
+		t.Errorf("-order file of an ETW log file: exit %d, stderr %q", code, errs)
+	}
+	if _, errs, _ := dumpStdin(t, data, "-stats", gcETL); errs != "" {
+		t.Errorf("time order of an ETW log file: stderr %q", errs)
+	}
 }
 
 // unzipTrace returns the trace inside a zip (skipping PerfView's log files).
