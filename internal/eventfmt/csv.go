@@ -39,7 +39,8 @@ type CSV struct {
 
 // Append appends the rows of e, decoded as dec (Decode), the index-th
 // event of the output. A payload that does not fit its description sets
-// dec.Err, as AppendFields does, and gets the "payload" row.
+// dec.Err, as AppendFields does, and gets the "error" row, as one that
+// did not decode does.
 func (c *CSV) Append(b []byte, index int64, e *trace.Event, dec *Decoded) []byte {
 	r := &c.rows
 	p := r.prefix[:0]
@@ -68,11 +69,15 @@ func (c *CSV) Append(b []byte, index int64, e *trace.Event, dec *Decoded) []byte
 	start := len(b)
 	r.begin(b)
 	if err := c.fields(e, dec); err != nil {
-		if !errors.Is(err, clrimpl.ErrUnknownEvent) {
-			dec.Err = err // a payload that does not fit its description
-		}
 		r.b = r.b[:start]
 		r.n = 0
+		if !errors.Is(err, clrimpl.ErrUnknownEvent) {
+			// A payload that does not fit its description: the error
+			// row, as for one that did not decode.
+			dec.Err = err
+			r.row("error", err.Error())
+			return r.b
+		}
 		r.payload(e.Payload())
 	}
 	if r.n == 0 {

@@ -419,3 +419,54 @@ func TestPrinter(t *testing.T) {
 		t.Errorf("stats:\n%s", b.String())
 	}
 }
+
+// TestDescribedNotFitting: an event its trace describes whose payload does
+// not fit the description is an error in every form (jsonl's "error" and
+// "payload" keys, text's error=, CSV's error row), as an event that did
+// not decode is: it was written as an event nothing describes
+// ({"payload":"0x…"}), which a reader counting errors missed.
+func TestDescribedNotFitting(t *testing.T) {
+	fields := []simruntime.Field{{Name: "s", Type: 18}, {Name: "d", Type: 14}}
+	good := append([]byte{'a', 0, 0, 0}, binaryLE64(math.Float64bits(1.5))...)
+	short := []byte{'a', 0, 0, 0, 1, 2, 3} // d needs 8 bytes, 3 left
+	tr := simruntime.EventSourceTrace(1, "Test-Source", "Values", fields, good, short)
+	src, err := trace.NewReader(bytes.NewReader(tr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var events []string
+	for i := 0; ; i++ {
+		e, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := Decode(e)
+		j := string(AppendJSON(nil, e, &dec))
+		dec = Decode(e)
+		txt := string(AppendText(nil, e, &dec))
+		dec = Decode(e)
+		var c CSV
+		csv := string(c.Append(nil, int64(i), e, &dec))
+		events = append(events, j)
+		bad := i == 1
+		if got := strings.Contains(j, `"error":"`) && strings.Contains(j, `"payload":"0x`) && !strings.Contains(j, `"fields"`); got != bad {
+			t.Errorf("event %d: jsonl %s", i, j)
+		}
+		if got := strings.Contains(txt, " error=") && strings.Contains(txt, " payload=0x"); got != bad {
+			t.Errorf("event %d: text %s", i, txt)
+		}
+		if got := strings.Contains(csv, ",error,"); got != bad {
+			t.Errorf("event %d: csv %s", i, csv)
+		}
+		if bad && dec.Err == nil {
+			t.Errorf("event %d: no error recorded", i)
+		}
+	}
+	if len(events) != 2 {
+		t.Fatalf("%d events, want 2", len(events))
+	}
+}

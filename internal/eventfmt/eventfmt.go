@@ -256,17 +256,23 @@ func AppendText(b []byte, e *trace.Event, dec *Decoded) []byte {
 	b = append(b, " tid="...)
 	b = strconv.AppendInt(b, e.ThreadID(), 10)
 	b = append(b, ' ')
+	if dec.Err == nil {
+		n := len(b)
+		if b = AppendFields(b, e, dec, false); len(b) == n {
+			b = b[:n-1] // no fields: no space after tid
+		}
+		if dec.Err != nil {
+			// The payload did not fit its description: the error
+			// form, as for one that did not decode.
+			b = b[:n]
+		}
+	}
 	if dec.Err != nil {
 		b = append(b, "error="...)
 		b = strconv.AppendQuote(b, dec.Err.Error())
 		b = append(b, ' ')
 		b = append(b, "payload="...)
 		b = AppendHex(b, e.Payload())
-	} else {
-		n := len(b)
-		if b = AppendFields(b, e, dec, false); len(b) == n {
-			b = b[:n-1] // no fields: no space after tid
-		}
 	}
 	if len(dec.Extra) > 0 {
 		b = append(b, " extra="...)
@@ -316,15 +322,22 @@ func AppendJSON(b []byte, e *trace.Event, dec *Decoded) []byte {
 		b = e.RelatedActivityID().AppendText(b)
 		b = append(b, '"')
 	}
+	if dec.Err == nil {
+		n := len(b)
+		b = append(b, `,"fields":`...)
+		b = AppendFields(b, e, dec, true)
+		if dec.Err != nil {
+			// The payload did not fit its description: the error
+			// form, as for one that did not decode.
+			b = b[:n]
+		}
+	}
 	if dec.Err != nil {
 		b = append(b, `,"error":`...)
 		b = textfmt.AppendJSONString(b, dec.Err.Error())
 		b = append(b, `,"payload":"`...)
 		b = AppendHex(b, e.Payload())
 		b = append(b, '"')
-	} else {
-		b = append(b, `,"fields":`...)
-		b = AppendFields(b, e, dec, true)
 	}
 	if len(dec.Extra) > 0 {
 		b = append(b, `,"extra":"`...)
