@@ -139,3 +139,37 @@ func mapsKeys[V any](m map[string]V) []string {
 	slices.Sort(k)
 	return k
 }
+
+// TestEmptyEventSourceEvents: EventSource events declared without
+// arguments have a table of their own, of the header columns (as jsonl
+// shows them with "fields":{}), not rows of the generic table, which is
+// for events nothing describes: a query over event=TestEmptyEvent found
+// none.
+func TestEmptyEventSourceEvents(t *testing.T) {
+	tables, _ := exportRows(t, "../testdata/traces/eventpipe-dotnetcore2.1-linux-x64-tracelogging.netperf.zip", Options{})
+	for _, ev := range []struct {
+		name string
+		rows int
+	}{{"TestEmptyEvent", 2}, {"SendEmptyEvent", 1}} {
+		n := -1
+		for path, rows := range tables {
+			if strings.HasPrefix(path, "events/provider=MySource/event="+ev.name+"/") {
+				n = len(rows)
+			}
+		}
+		if n != ev.rows {
+			t.Errorf("MySource/%s: %d rows in a table of its own, want %d", ev.name, n, ev.rows)
+		}
+	}
+	for path, rows := range tables {
+		if strings.HasPrefix(path, "generic/") && len(rows) > 0 {
+			for _, row := range rows {
+				for _, v := range row {
+					if s := v.String(); strings.Contains(s, "EmptyEvent") {
+						t.Errorf("generic holds %s", s)
+					}
+				}
+			}
+		}
+	}
+}

@@ -36,6 +36,9 @@ func (e *Event) Descriptor() *clrimpl.Descriptor {
 			if d := m.Describe(); d != nil {
 				return d.Descriptor()
 			}
+			if e.r != nil && e.describedEmpty() {
+				return e.r.emptyDescription(m).Descriptor()
+			}
 		}
 	case e.et != nil:
 		if d := e.etwDescription(); d != nil {

@@ -119,6 +119,9 @@ type Reader struct {
 	metaHash  [64]metaEntry // large IDs, before the map
 	// ETW: recently seen provider GUIDs.
 	guidCache []guidEntry
+	// emptyDescs describe the EventSource events declared without
+	// arguments (emptyDescription), by metadata record.
+	emptyDescs map[*nettrace.Metadata]*dynamic.Description
 	// threads maps an ETW trace's threads to their processes, from its
 	// kernel Thread events so far.
 	threads map[uint32]uint32

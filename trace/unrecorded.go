@@ -3,6 +3,7 @@ package trace
 import (
 	"strconv"
 
+	"github.com/clrgo/clrevents/dynamic"
 	"github.com/clrgo/clrevents/kernelevents"
 	"github.com/clrgo/clrevents/nettrace"
 )
@@ -214,6 +215,22 @@ func opcodeName(op uint8) string {
 }
 
 var opcodeNames = [...]string{"Info", "Start", "Stop", "DataCollectionStart", "DataCollectionStop", "Extension", "Reply", "Resume", "Suspend", "Transfer"}
+
+// emptyDescription is the description of an EventSource event declared
+// without arguments (describedEmpty): its metadata's name and header
+// facts, no fields. Made once per metadata record.
+func (r *Reader) emptyDescription(m *nettrace.Metadata) *dynamic.Description {
+	d := r.emptyDescs[m]
+	if d == nil {
+		d = &dynamic.Description{ProviderGUID: m.ProviderGUID, Provider: m.Provider, ID: m.EventID, Version: m.Version,
+			Opcode: m.Opcode, Level: m.Level, Keywords: m.Keywords, Name: m.Name}
+		if r.emptyDescs == nil {
+			r.emptyDescs = map[*nettrace.Metadata]*dynamic.Description{}
+		}
+		r.emptyDescs[m] = d
+	}
+	return d
+}
 
 // describedEmpty reports whether the event is an EventPipe event of no
 // generated type whose metadata declares no fields and whose payload is
