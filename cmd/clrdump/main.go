@@ -54,7 +54,11 @@
 // "Pinning|WeakRef"), with unknown values in hex; strings are strings;
 // GUIDs are strings; booleans are true/false; arrays are arrays and
 // structs objects. EventSource events and the events an ETW log describes
-// follow their descriptions' types, with the same rules.
+// follow their descriptions' types, with the same rules, but for one: a
+// float JSON has no number for (NaN, an infinity) is null in a CLR event
+// and the string "NaN", "+Inf" or "-Inf" in a described one (as
+// TraceEvent shows those), so a described float field is a number or
+// one of those strings.
 //
 // -stats prints, instead, the count and payload bytes of each event type;
 // -profile builds a profile and -report a GC or JIT report (see profile.go
