@@ -18,6 +18,12 @@ func TestBrokenManifests(t *testing.T) {
 			`unknown_intype.man:25: template T: field "X": unknown inType "win:Int128"`}},
 		{"count_missing.man", []string{
 			`count_missing.man:25: template T: field "X": count="Nope" names no earlier field of the same template or struct`}},
+		// A literal that no payload could hold (clrgen's samples ran out
+		// of memory on 100,000,000 elements) or a negative one.
+		{"count_huge.man", []string{
+			`count_huge.man:25: template T: field "X": count="100000000" is more than an event's payload can hold (at most 65535)`}},
+		{"count_negative.man", []string{
+			`count_negative.man:25: template T: field "X": count="-1" is negative`}},
 		{"count_not_integer.man", []string{
 			`count_not_integer.man:26: template T: field "X": count="Name" names a utf16 field, not an integer`}},
 		{"count_later.man", []string{

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -698,14 +699,28 @@ func widerKind(a, b Kind) bool {
 	return sa.Bytes > sb.Bytes
 }
 
+// maxLiteralCount bounds a literal count= or length=: a payload is at most
+// 64 KB, so no array or string in one has more elements or units.
+const maxLiteralCount = 65535
+
 // resolveRef resolves a count= or length= attribute: a literal, or an
 // earlier integer field of the same scope.
 func resolveRef(text, attr string, lf *LField, fw string, byName map[string]*LField, l *errList) Ref {
 	if text == "" {
 		return Ref{}
 	}
-	if n, err := strconv.ParseUint(text, 0, 31); err == nil {
+	if n, err := strconv.ParseUint(text, 0, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		if err != nil || n > maxLiteralCount {
+			// An ETW or EventPipe payload is at most 64 KB: no more
+			// elements or units than that fit one.
+			l.add(lf.Pos, fw, "%s=%q is more than an event's payload can hold (at most %d)", attr, text, maxLiteralCount)
+			return Ref{Set: true, Lit: 0}
+		}
 		return Ref{Set: true, Lit: int(n)}
+	}
+	if _, err := strconv.ParseInt(text, 0, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		l.add(lf.Pos, fw, "%s=%q is negative", attr, text)
+		return Ref{Set: true, Lit: 0}
 	}
 	ref, ok := byName[text]
 	switch {
