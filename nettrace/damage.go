@@ -211,6 +211,7 @@ func (r *Reader) recover(err error) error {
 			return err
 		}
 		r.untaint()
+		r.drops.flush()
 		return &DamageError{Damage: r.damage, Stopped: e}
 	}
 	if r.cut != nil && e.class != classRecord {
@@ -312,6 +313,7 @@ func (r *Reader) recover(err error) error {
 // to its end: io.EOF, or a *DamageError if anything was skipped.
 func (r *Reader) end() error {
 	r.untaint()
+	r.drops.flush()
 	if f := r.finish; f != nil {
 		r.finish = nil
 		if err := f(); err != nil {
@@ -368,25 +370,26 @@ func (r *Reader) taint(i int) {
 // when damage was found in the block, the events read from it before the
 // damage may be part of it, their sequence numbers with them (a record
 // that parsed with a damaged number makes a gap the runtime never left,
-// and leaves its thread's number wrong). The drops counted in the block
-// are taken back, and so are the gaps it showed that were held as events
-// lost to earlier damage (lostGaps.drop); the next gap of each thread
-// seen in it counts as events lost to this damage, not as drops.
+// and leaves its thread's number wrong). The gaps it showed, held as
+// drops (dropCounter.unhold) or as events lost to earlier damage
+// (lostGaps.drop), are discarded; the next gap of each thread seen in it
+// counts as events lost to this damage, not as drops. (Gaps of earlier
+// blocks that its numbers settled stay counted.)
 //
 // While gaps are held, it also makes the next event of the thread whose
-// run the block ended in go through dropCounter.event, which confirms
-// them: the run may go on in the next block.
+// run the block ended in go through dropCounter.event, which settles or
+// confirms them: the run may go on in the next block.
 func (r *Reader) untaint() {
 	d := &r.drops
 	if d.tainted {
 		d.tainted = false
-		d.dropped = d.blockStart
+		d.unhold(d.blk)
 		if d.lost != nil {
 			d.lost.drop(r.blkOff)
 		}
 		r.newEpoch(r.taintRec)
 	}
-	if d.lost != nil && len(d.lost.pending) > 0 {
+	if d.curPend != 0 || d.lost != nil && len(d.lost.pending) > 0 {
 		d.park()
 	}
 }

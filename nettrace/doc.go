@@ -231,12 +231,15 @@
 //     was found in it may carry damaged numbers: the gaps in that block
 //     are not counted as the runtime's drops, and the next gap of each of
 //     its threads counts as lost. The gaps a sequence point (or a V6
-//     thread removal) shows count once the block after it begins without
-//     damage: damage found at that block's start often began a few bytes
-//     sooner, in the sequence point's own numbers, and takes them back. Damaged bytes that parse as records can
+//     thread removal) shows are discarded when damage is found at the
+//     start of the block after it: such damage often began a few bytes
+//     sooner, in the sequence point's own numbers. Damaged bytes that parse as records can
 //     still make the count too high (never more events than a record's
-//     bytes could hold, two bytes an event) or too low; where the damage
-//     is not found at all, its gaps are drops.
+//     bytes could hold, two bytes an event) or too low. Where the damage
+//     is not found at all, the numbers it moved do not count as drops
+//     (a gap waits for a later number of its thread, and the thread's
+//     next numbers undo the move; see Reader.Dropped), but the events it
+//     took leave gaps that do.
 //
 // Damaged bytes that still parse come out as events: no check of the
 // format tells a real event's header followed by a garbled payload from

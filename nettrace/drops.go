@@ -18,6 +18,13 @@ import "slices"
 // drops. An event's gap counts only once a later number of its thread
 // confirms it (see lostGaps).
 //
+// A gap that is the runtime's drops, too, counts only once the thread's
+// next number after the block that showed it settles it (settle): its
+// next event in a later event block, a sequence point's or thread
+// removal's number for it, or else the trace's end. Damage the reader
+// does not find (a header garbled so that it still parses) moves numbers,
+// and the thread's next numbers undo the move.
+//
 // Events of one thread come in runs, so the current thread's number is
 // kept outside the map and the map is touched only when the thread
 // changes.
@@ -26,9 +33,14 @@ type dropCounter struct {
 	cur      uint64
 	curSeq   uint32
 	curEpoch uint32
-	have     bool // cur and curSeq hold a thread
+	curPend  int32  // the current thread's threadSeq.pend
+	curBlk   uint32 // and its threadSeq.blk
+	have     bool   // cur and curSeq hold a thread
 	dropped  uint64
-	v6       bool
+	// blk numbers the event blocks and the blocks that hold (sequence
+	// points, thread removals), from 1: the latest one read.
+	blk uint32
+	v6  bool
 	// blockStart is dropped as the current event block began; tainted:
 	// damage was found in the block, which takes its drops back
 	// (Reader.untaint).
@@ -37,10 +49,13 @@ type dropCounter struct {
 	// holding: the gaps counted since held, by the block at holdAt (a
 	// sequence point, a thread removal), wait for the block after it:
 	// damage found at that block's start often began a few bytes sooner,
-	// in the numbers just read.
-	holding bool
-	held    uint64
-	holdAt  int64
+	// in the numbers just read. The block's own gaps are pended with
+	// blk holdBlk; pointGaps are those of them that forget counted.
+	holding   bool
+	held      uint64
+	holdAt    int64
+	holdBlk   uint32
+	pointGaps uint64
 
 	epoch uint32 // how many damages so far
 	// lost takes the events gaps show lost to damage; nil until the
@@ -49,8 +64,14 @@ type dropCounter struct {
 }
 
 // threadSeq is a thread's last sequence number and the epoch it was seen
-// in.
-type threadSeq struct{ seq, epoch uint32 }
+// in, and what its numbers in event block blk left to settle (see
+// settle): pend > 0 is the events its gaps there showed dropped, held;
+// pend < 0, that its numbers went back by -pend there.
+type threadSeq struct {
+	seq, epoch uint32
+	pend       int32
+	blk        uint32
+}
 
 // next reports whether seq is the next number of the current thread th,
 // the usual case, which the readers' loops check inline (a call would
@@ -76,6 +97,13 @@ func (d *dropCounter) event(th uint64, seq uint32) {
 			}
 		}
 		d.switchTo(th, seq-1)
+	}
+	if d.curPend != 0 && d.curBlk != d.blk {
+		d.settle(seq - 1)
+	} else if b := int32(d.curSeq - (seq - 1)); b > 0 && int32(d.curSeq) > 0 && (d.v6 || seq != 1) {
+		// The numbers went back (before V6, back to 1 is a recycled
+		// thread ID).
+		d.pend(-b)
 	}
 	if n := d.gap(d.curSeq, seq-1); n > 0 {
 		d.lost.add(th, seq, n)
@@ -124,9 +152,10 @@ func (d *dropCounter) fits(th uint64, seq uint32) bool {
 // there); a block held after another keeps the first one's count.
 func (d *dropCounter) hold(at int64, before uint64) {
 	if !d.holding {
-		d.held = before
+		d.held, d.pointGaps = before, 0
 	}
-	d.holding, d.holdAt = true, at
+	d.blk++
+	d.holding, d.holdAt, d.holdBlk = true, at, d.blk
 }
 
 // release counts the held gaps: the block after the one that held them
@@ -140,7 +169,9 @@ func (d *dropCounter) release(at int64) {
 // revert takes the held gaps back: damage was found just after them.
 func (d *dropCounter) revert() {
 	if d.holding {
-		d.dropped, d.holding = d.held, false
+		d.dropped -= d.pointGaps
+		d.unhold(d.holdBlk)
+		d.holding = false
 	}
 }
 
@@ -150,10 +181,101 @@ func (d *dropCounter) checkpoint(th uint64, seq uint32) {
 		d.lost.confirm(th, seq, true)
 	}
 	d.switchTo(th, seq)
+	if d.curPend != 0 && d.curBlk != d.blk || int32(seq-d.curSeq) < 0 {
+		d.settle(seq)
+	}
 	if n := d.gap(d.curSeq, seq); n > 0 {
 		d.lost.count(d.lost.r.lostTo, n)
 	}
 	d.curSeq = seq
+}
+
+// settle settles what the current thread's numbers in an earlier block
+// left (curPend) on its next number, in a later block or a sequence
+// point: expected is what that number says the thread's last one was (an
+// event's number less 1, a sequence point's number).
+//
+// A gap the runtime left is followed by numbers that go on from the one
+// that ended it. Numbers that a garbled header moved (in compressed
+// headers each number is a delta from the header before it, whatever its
+// thread, so a garbled delta moves every later number of its block; the
+// reader finds no damage when the header still parses) show a gap at each
+// thread's first event after it, or the numbers going back; the thread's
+// next number, in a later block, is its real one, which undoes the move.
+// So held gaps count less what the numbers then go back by, and a thread
+// whose numbers went back has its next gap taken as the way back, up to
+// as much.
+func (d *dropCounter) settle(expected uint32) {
+	p := d.curPend
+	d.curPend = 0
+	if int32(expected) < 0 || int32(d.curSeq) < 0 {
+		// (A number of 2^31 or more is no thread's; see gap.)
+		d.dropped += uint64(max(p, 0))
+		return
+	}
+	j := int32(expected - d.curSeq)
+	switch {
+	case p > 0 && j < 0:
+		if p += j; p < 0 {
+			d.pend(p) // it went back by more
+			return
+		}
+		d.dropped += uint64(p)
+	case p > 0:
+		d.dropped += uint64(p)
+	case p < 0 && j > 0:
+		d.curSeq += uint32(min(j, -p))
+	case j < 0:
+		d.pend(j)
+	}
+}
+
+// pend adds n to the current thread's curPend, in the current block: a
+// gap held (n > 0), or numbers gone back (n < 0).
+func (d *dropCounter) pend(n int32) {
+	d.curPend = int32(max(min(int64(d.curPend)+int64(n), 1<<31-1), -1<<31))
+	d.curBlk = d.blk
+}
+
+// unhold discards what the numbers of block blk left to settle: damage
+// was found in it, or just after it, and its numbers may be part of the
+// damage.
+func (d *dropCounter) unhold(blk uint32) {
+	if d.have && d.curBlk == blk {
+		d.curPend = 0
+	}
+	for th, s := range d.seqs {
+		if s.pend != 0 && s.blk == blk {
+			s.pend = 0
+			d.seqs[th] = s
+		}
+	}
+}
+
+// flush counts every held gap: no later number will come to settle it
+// (the trace's end, or a V6 sequence point that flushes the threads).
+func (d *dropCounter) flush() {
+	if d.have {
+		d.count(d.curPend, d.curBlk)
+		d.curPend = 0
+	}
+	for th, s := range d.seqs {
+		if s.pend != 0 {
+			d.count(s.pend, s.blk)
+			s.pend = 0
+			d.seqs[th] = s
+		}
+	}
+}
+
+// count counts a thread's held gaps, pend from block blk, unsettled.
+func (d *dropCounter) count(pend int32, blk uint32) {
+	if pend > 0 {
+		d.dropped += uint64(pend)
+		if d.holding && blk == d.holdBlk {
+			d.pointGaps += uint64(pend)
+		}
+	}
 }
 
 // damaged starts a new epoch: gaps that follow, of threads not seen since,
@@ -171,7 +293,7 @@ func (d *dropCounter) park() {
 		if d.seqs == nil {
 			d.seqs = make(map[uint64]threadSeq)
 		}
-		d.seqs[d.cur] = threadSeq{d.curSeq, d.curEpoch}
+		d.seqs[d.cur] = threadSeq{d.curSeq, d.curEpoch, d.curPend, d.curBlk}
 		d.have = false
 	}
 }
@@ -187,12 +309,20 @@ func (d *dropCounter) declare(th uint64) {
 	if d.seqs == nil {
 		d.seqs = make(map[uint64]threadSeq)
 	}
-	d.seqs[th] = threadSeq{0, d.epoch}
+	d.seqs[th] = threadSeq{seq: 0, epoch: d.epoch}
 }
 
 // forget drops every thread (a V6 sequence point that flushes the thread
 // table) or one (a RemoveThread entry, after its checkpoint).
+// Their held gaps count: no later number of theirs will settle them.
 func (d *dropCounter) forget(th uint64, all bool) {
+	if all {
+		d.flush()
+	} else if d.have && th == d.cur {
+		d.count(d.curPend, d.curBlk)
+	} else if s, ok := d.seqs[th]; ok {
+		d.count(s.pend, s.blk)
+	}
 	if d.have && (all || th == d.cur) {
 		d.have = false
 	}
@@ -211,16 +341,17 @@ func (d *dropCounter) switchTo(th uint64, ifNew uint32) {
 		if d.seqs == nil {
 			d.seqs = make(map[uint64]threadSeq)
 		}
-		d.seqs[d.cur] = threadSeq{d.curSeq, d.curEpoch}
+		d.seqs[d.cur] = threadSeq{d.curSeq, d.curEpoch, d.curPend, d.curBlk}
 	}
 	s, ok := d.seqs[th]
 	if !ok {
-		s = threadSeq{ifNew, d.epoch}
+		s = threadSeq{seq: ifNew, epoch: d.epoch}
 	}
-	d.cur, d.curSeq, d.curEpoch, d.have = th, s.seq, s.epoch, true
+	d.cur, d.curSeq, d.curEpoch, d.curPend, d.curBlk, d.have = th, s.seq, s.epoch, s.pend, s.blk, true
 }
 
-// gap counts the numbers between last and expected as dropped, or, when
+// gap holds the numbers between last and expected as dropped, until the
+// thread's next number in a later block settles them (settle), or, when
 // the thread was last seen before the latest damage, returns them: events
 // lost to damage, which the caller gives to lost.
 func (d *dropCounter) gap(last, expected uint32) int64 {
@@ -235,7 +366,7 @@ func (d *dropCounter) gap(last, expected uint32) int64 {
 		if stale && d.lost != nil {
 			return int64(n)
 		}
-		d.dropped += uint64(n)
+		d.pend(n)
 	}
 	return 0
 }
@@ -326,11 +457,27 @@ func (l *lostGaps) count(i int, n int64) {
 // and is complete at io.EOF. Events lost to damage the reader skipped are
 // not counted here but in the Damage records, and nor are the gaps in a
 // block in which the reader found damage (its numbers may be damaged).
-// So that the count never goes back, the gaps of an event block count
-// once the reader has read the block to its end without damage, and
-// those a sequence point shows once the block after it begins without
-// damage (damage found at that block's start often began a few bytes
-// sooner, in the numbers just read).
+//
+// A gap counts once a later number of the same thread confirms it: the
+// thread's next event in a later event block, or the number a sequence
+// point (or a V6 thread removal) records for it, or else the trace's end
+// (or a V6 sequence point that flushes the thread table). A header that
+// damage garbled but that still parses, which the reader cannot tell
+// from a real one, can carry a made-up number, and in compressed headers
+// a garbled sequence delta moves every later number of its block: the
+// gaps that shows are undone by the thread's next numbers, which go back
+// below the made-up ones, and the gaps count less what the numbers go
+// back by (and a thread whose numbers went back has its next gap taken as
+// the way back). So a thread's drops show only after its next number
+// comes, a block or more later. Events that such damage takes without
+// the reader finding it leave gaps that count as drops.
+//
+// So that the count never goes back, what the numbers of an event block
+// confirm counts once the reader has read the block to its end without
+// damage, and what a sequence point's confirm once the block after it
+// begins without damage (damage found at that block's start often began a
+// few bytes sooner, in the numbers just read, and the gaps the sequence
+// point showed are then discarded).
 func (r *Reader) Dropped() uint64 {
 	d := &r.drops
 	switch {

@@ -169,7 +169,9 @@ func TestLowLatencySameOrder(t *testing.T) {
 }
 
 // TestDropped counts gaps in the sequence numbers: within a thread's
-// events, and between a thread's last event and a sequence point.
+// events, and between a thread's last event and a sequence point. An
+// event's gap counts once a later number of its thread settles it (here
+// the sequence point's), or at the end.
 func TestDropped(t *testing.T) {
 	w := newV6Writer(8, 0)
 	w.threads(wThread{index: 1, pid: 7, tid: 70}, wThread{index: 2, pid: 7, tid: 71})
@@ -203,10 +205,18 @@ func TestDropped(t *testing.T) {
 			}
 			n++
 			if o == FileOrder && n == 5 {
-				// The first block read to its end: its gaps count now,
-				// not when the next block is read.
+				// The first block read to its end: its gaps wait for a
+				// later number of their threads.
+				if got := r.Dropped(); got != 0 {
+					t.Errorf("after the first block: Dropped = %d, want 0", got)
+				}
+			}
+			if o == FileOrder && n == 6 {
+				// The sequence point settled them (2 + 9); the 3 it
+				// shows wait for thread 1's next number, in this block,
+				// and thread 2's 2 before 14 for the end.
 				if got := r.Dropped(); got != 11 {
-					t.Errorf("after the first block: Dropped = %d, want 11", got)
+					t.Errorf("after the sequence point: Dropped = %d, want 11", got)
 				}
 			}
 		}

@@ -1094,6 +1094,7 @@ func (r *Reader) handleBlock(kind int) error {
 		r.hdr = evHeader{}
 		r.inEvents = true
 		r.drops.blockStart = r.drops.dropped
+		r.drops.blk++
 	case kindMetadata:
 		return r.metadataBlock()
 	case kindStack:
