@@ -9,9 +9,11 @@ import (
 
 // API lists the exported names Generate makes for m, each with what it
 // stands for: an event type, the event it decodes (provider, ID, version
-// and symbol); an event type's field, its wire type, its enum and whether
-// it is an array; an enum type, its underlying type; an enum's or a
-// keyword's constant, its value. Two lists tell what regenerating from
+// and symbol) and the name it is shown by (DisplayName, which readers
+// filter on); an event type's field, its wire type, its enum and whether
+// it is an array; an enum type, its underlying type; an enum's, a
+// keyword's or a provider's constant, its value; a family's types, its
+// fields' Go types, and its kinds' constants and their values. Two lists tell what regenerating from
 // another manifest does to code that uses the package: a name that goes
 // breaks it, and a name that stands for something else (an event type
 // that decodes another event, a field of another type) changes what it
@@ -23,6 +25,7 @@ func API(m *schema.Model) (map[string]string, error) {
 	}
 	api := map[string]string{}
 	for _, p := range ir.providers {
+		api[p.constID] = fmt.Sprintf("Provider(%d): %s", p.index, p.lp.Name)
 		for _, k := range p.keywords {
 			api[k.goName] = fmt.Sprintf("keyword %#x of %s", k.value, p.lp.Name)
 		}
@@ -34,9 +37,26 @@ func API(m *schema.Model) (map[string]string, error) {
 		}
 		for _, ev := range p.events {
 			le := ev.le
-			api[ev.goName] = fmt.Sprintf("%s event %d v%d (%s)", p.lp.Name, le.Value, le.Version, le.Symbol)
+			api[ev.goName] = fmt.Sprintf("%s event %d v%d (%s, shown as %s)", p.lp.Name, le.Value, le.Version, le.Symbol, le.DisplayName)
 			if ev.scope != nil {
 				apiFields(api, ev.goName, ev.scope)
+			}
+		}
+	}
+	for _, fam := range ir.families {
+		api[fam.fieldsT] = "fields of family " + fam.name
+		api[fam.iface] = "events of family " + fam.name
+		for _, ff := range fam.fields {
+			api[fam.fieldsT+"."+ff.goName] = ff.typ
+			if ff.optional {
+				api[fam.fieldsT+"."+ff.hasName] = "bool"
+			}
+		}
+		if fam.kindT != "" {
+			api[fam.kindT] = "kinds of family " + fam.name
+			api[fam.fieldsT+"."+kindFieldName] = fam.kindT
+			for _, k := range fam.kinds {
+				api[k.goName] = fmt.Sprintf("%s(%d): %s", fam.kindT, k.value, k.label)
 			}
 		}
 	}
