@@ -141,10 +141,17 @@ func headerCommand(flag string, args []string) string {
 }
 
 // commandLine is the generate command as a shell would take it back, for
-// the generated files' header.
+// the generated files' header, without -v: it changes nothing generated,
+// and a run with it would otherwise rewrite every file.
 func commandLine(args []string) string {
 	parts := []string{"clrgen", "generate"}
 	for _, a := range args {
+		switch strings.TrimLeft(a, "-") {
+		case "v", "v=true", "v=false", "v=1", "v=0", "v=t", "v=f", "v=T", "v=F", "v=TRUE", "v=FALSE", "v=True", "v=False":
+			if strings.HasPrefix(a, "-") {
+				continue
+			}
+		}
 		parts = append(parts, shellQuote(a))
 	}
 	return strings.Join(parts, " ")
