@@ -70,13 +70,7 @@ func runGenerate(c *command, args []string, stdout, stderr io.Writer) int {
 	if cfg.Overrides == "none" {
 		cfg.Overrides = ""
 	}
-	for _, x := range extra {
-		if x == "none" {
-			cfg.Extra = nil
-			continue
-		}
-		cfg.Extra = append(cfg.Extra, x)
-	}
+	cfg.Extra = extra.paths()
 	cfg.Subset = schema.Subset{Providers: providers, Events: events}
 	if *keywords != "" {
 		k, err := strconv.ParseUint(*keywords, 0, 64)
@@ -169,6 +163,19 @@ func shellQuote(s string) string {
 type pathList []string
 
 func (l *pathList) String() string { return strings.Join(*l, ",") }
+
+// paths are the schemas the flag names; "none" drops those before it.
+func (l pathList) paths() []string {
+	var out []string
+	for _, x := range l {
+		if x == "none" {
+			out = nil
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
 
 func (l *pathList) Set(s string) error {
 	if len(*l) == 1 && (*l)[0] == gen.BuiltinExtra {

@@ -13,16 +13,19 @@ import (
 var listCommand = &command{
 	name:    "list",
 	summary: "list events: provider, id, version, symbol, Go type, task, opcode, level, keywords",
-	usage:   "list [-schema FILE] [-provider substr] [-name glob] [-format text|tsv]",
+	usage:   "list [-schema FILE] [-extra FILE|none]... [-provider substr] [-name glob] [-format text|tsv]",
 	run:     runList,
 }
 
 // runList prints one line per event of the schema, in schema order
 // (provider name, then event id and version), with the Go type that
-// generate gives it.
+// generate gives it: the events generate writes from the same -schema and
+// -extra (the built-in extra providers by default, whatever the schema).
 func runList(c *command, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags(c, stderr)
-	file := fs.String("schema", "", "the schema: a YAML schema or an XML manifest (default: the one built into clrgen, with its extra providers)")
+	file := fs.String("schema", "", "the schema: a YAML schema or an XML manifest (default: the one built into clrgen)")
+	extra := pathList{gen.BuiltinExtra}
+	fs.Var(&extra, "extra", "a schema of providers the manifest lacks, as generate takes it; repeatable; none for none (default: the built-in SampleProfiler and EventPipe providers)")
 	provider := fs.String("provider", "", "only providers whose name contains `substr` (case-insensitive)")
 	name := fs.String("name", "", "only events whose symbol matches `glob` (path.Match syntax)")
 	format := fs.String("format", "text", "output format: text (aligned columns) or tsv")
@@ -40,10 +43,7 @@ func runList(c *command, args []string, stdout, stderr io.Writer) int {
 			return usageError(c, stderr, "-name %q: %v", *name, err)
 		}
 	}
-	cfg := gen.LoadConfig{Schema: *file, Overrides: gen.BuiltinOverrides}
-	if *file == "" {
-		cfg.Extra = []string{gen.BuiltinExtra}
-	}
+	cfg := gen.LoadConfig{Schema: *file, Overrides: gen.BuiltinOverrides, Extra: extra.paths()}
 	m, _, err := gen.LoadWith(cfg)
 	if err != nil {
 		return inputError(stderr, err)

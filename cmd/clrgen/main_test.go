@@ -291,7 +291,13 @@ func TestDiffReal(t *testing.T) {
 }
 
 func TestList(t *testing.T) {
-	st, stdout, stderr := clrgen("list", "-schema", smallMan, "-format", "tsv")
+	// With the built-in extra providers, as generate writes them from the
+	// same schema (list left them out for a -schema of one's own).
+	st, stdout, _ := clrgen("list", "-schema", smallMan, "-format", "tsv")
+	if st != 0 || !strings.Contains(stdout, "Microsoft-DotNETCore-SampleProfiler\t0\t0\tThreadSample\tThreadSample\t") {
+		t.Errorf("list of a schema of one's own lacks the extra providers generate writes:\n%s", stdout)
+	}
+	st, stdout, stderr := clrgen("list", "-schema", smallMan, "-extra", "none", "-format", "tsv")
 	want := "PROVIDER\tID\tVERSION\tSYMBOL\tGOTYPE\tTASK\tOPCODE\tLEVEL\tKEYWORDS\n" +
 		"Test-Rundown\t144\t0\tModuleDCStop\tModuleDCStop\t\twin:DC_Stop\twin:LogAlways\tLoaderRundownKeyword\n" +
 		"Test-Runtime\t4\t0\tGCPerHeap\tGCPerHeap\tGarbageCollection\tGCHeapStats\twin:Verbose\tGCKeyword\n" +
@@ -319,10 +325,15 @@ func TestList(t *testing.T) {
 		t.Errorf("list -name WaitHandleWait*:\n%s\nwant:\n%s", stdout, want)
 	}
 
-	// All events of the checked-in schema: 516 (PROVENANCE.md) and a header.
-	st, stdout, _ = clrgen("list", "-schema", checkedIn)
+	// All events of the checked-in schema: 516 (PROVENANCE.md) and a
+	// header; and the 3 of the extra providers, as generate writes them.
+	st, stdout, _ = clrgen("list", "-schema", checkedIn, "-extra", "none")
 	if n := strings.Count(stdout, "\n"); st != 0 || n != 517 {
 		t.Errorf("list of clr.yaml: status %d, %d lines, want 517", st, n)
+	}
+	st, stdout, _ = clrgen("list", "-schema", checkedIn)
+	if n := strings.Count(stdout, "\n"); st != 0 || n != 520 {
+		t.Errorf("list of clr.yaml with the extra providers: status %d, %d lines, want 520", st, n)
 	}
 
 	st, stdout, stderr = clrgen("list", "-schema", brokenMan)
