@@ -79,7 +79,13 @@ func (u Subset) Apply(s *Schema) error {
 	}
 	s.Providers = keep
 	if len(keep) == 0 {
-		return fmt.Errorf("%s: the subset (%s) selects no event", s.Source, u)
+		// The file read (a YAML schema's own name, not the manifest
+		// it was imported from, which the user may not have).
+		name := s.SourcePos.File
+		if name == "" {
+			name = s.Source
+		}
+		return fmt.Errorf("%s: the subset (%s) selects no event", name, u)
 	}
 	return nil
 }

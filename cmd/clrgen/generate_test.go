@@ -104,6 +104,9 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"-schema", notXML, "-package", "x", "-o", dir}, 1, "yaml.man:1: not an XML manifest"},
 		{[]string{"-schema", zero, "-package", "x", "-o", dir}, 1, "zero.man: empty file"},
 		{[]string{"-events", "NoSuchEvent*", "-package", "x", "-o", dir}, 1, "selects no event"},
+		// The file given, not the manifest a YAML schema was imported
+		// from (which the user may not have).
+		{[]string{"-schema", "../../schema/clr.yaml", "-events", "NoSuchEvent*", "-package", "x", "-o", dir}, 1, "clr.yaml: the subset (events NoSuchEvent*) selects no event"},
 		{[]string{"-keywords", "zz", "-package", "x", "-o", dir}, 2, `-keywords "zz"`},
 		{[]string{"-events", "[", "-package", "x", "-o", dir}, 2, `bad glob "["`},
 	} {
