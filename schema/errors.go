@@ -60,6 +60,11 @@ func (l *errList) skip(pos Pos, what, format string, args ...any) {
 	l.skipped = append(l.skipped, &Error{Pos: pos, What: what, Msg: fmt.Sprintf(format, args...)})
 }
 
-func eventWhat(e *Event) string { return "event " + e.Symbol }
+func eventWhat(e *Event) string {
+	if e.Symbol == "" {
+		return fmt.Sprintf("event value=%d version=%d", e.Value, e.Version)
+	}
+	return "event " + e.Symbol
+}
 
 func fieldWhat(owner string, path string) string { return fmt.Sprintf("%s: field %q", owner, path) }

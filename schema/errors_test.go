@@ -59,6 +59,12 @@ func TestBrokenManifests(t *testing.T) {
 			`map_message_missing.man:18: map ReasonMap: message "$(string.Map.Large)" is not in the string table`}},
 		{"empty_struct.man", []string{
 			`empty_struct.man:25: template T: field "Values": struct has no fields`}},
+		// An unknown inType with a map: the one error, not a second one
+		// about the map "on a invalid field".
+		{"unknown_intype_map.man", []string{
+			`unknown_intype_map.man:25: template T: field "X": unknown inType "win:Int128"`}},
+		{"utf16.man", []string{
+			`utf16.man:1: the file is UTF-16 (its byte order mark says so); save it as UTF-8 (iconv -f UTF-16 -t UTF-8) and change its <?xml encoding?> to match`}},
 		{"unsupported_attribute.man", []string{
 			`unsupported_attribute.man:25: template T: field "X": unsupported attribute scale`}},
 
@@ -71,6 +77,8 @@ func TestBrokenManifests(t *testing.T) {
 			"type.yaml:8: YAML: cannot unmarshal !!str `seventy` into uint16"}},
 		{"source_newline.yaml", []string{
 			`source_newline.yaml:3: source: "small.man\nmore" has a control character at byte 9`}},
+		{"no_symbol.yaml", []string{
+			`no_symbol.yaml:7: event value=1 version=0: missing symbol`}},
 		{"undefined_template.yaml", []string{
 			`undefined_template.yaml:10: template T: field "Reason": map "ReasonMap" is not defined`,
 			`undefined_template.yaml:13: event E2: template "Missing" is not defined`}},

@@ -23,6 +23,9 @@ func Load(path string) (*Schema, error) {
 // positions. A file named .man or .xml that is not XML is an error that
 // says so, not a YAML error; an empty input is an error.
 func Parse(name string, data []byte) (*Schema, error) {
+	if err := utf16File(name, data); err != nil {
+		return nil, err
+	}
 	body := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
 	if len(body) == 0 {
 		return nil, &Error{Pos: Pos{File: filepath.Base(name)}, Msg: "empty file: no manifest or schema in it"}
@@ -35,6 +38,15 @@ func Parse(name string, data []byte) (*Schema, error) {
 		return nil, &Error{Pos: Pos{File: filepath.Base(name), Line: 1}, Msg: fmt.Sprintf("not an XML manifest: a %s file must start with '<' (an <?xml ...?> declaration or the <instrumentationManifest> element)", filepath.Ext(name))}
 	}
 	return ParseYAML(name, data)
+}
+
+// utf16File is the error for a file in UTF-16 (a byte order mark says
+// so), which the parsers do not read; nil for another.
+func utf16File(name string, data []byte) error {
+	if bytes.HasPrefix(data, []byte("\xff\xfe")) || bytes.HasPrefix(data, []byte("\xfe\xff")) {
+		return &Error{Pos: Pos{File: filepath.Base(name), Line: 1}, Msg: "the file is UTF-16 (its byte order mark says so); save it as UTF-8 (iconv -f UTF-16 -t UTF-8) and change its <?xml encoding?> to match"}
+	}
+	return nil
 }
 
 // The checked-in schema, built into every program that imports this package

@@ -298,7 +298,11 @@ func Lower(s *Schema) (*Model, error) {
 		providerNames[p.Name] = true
 		lp := lowerProvider(p, &l)
 		for _, e := range p.Events {
-			if prev, ok := symbols[e.Symbol]; ok && e.Symbol != "" {
+			if e.Symbol == "" {
+				l.add(e.Pos, eventWhat(e), "missing symbol")
+				continue
+			}
+			if prev, ok := symbols[e.Symbol]; ok {
 				l.add(e.Pos, eventWhat(e), "symbol already used at %s", prev.Pos)
 			}
 			symbols[e.Symbol] = e
@@ -495,6 +499,8 @@ func lowerFields(fs []*Field, owner string, maps map[string]*LMap, l *errList) (
 			switch {
 			case lm == nil:
 				l.add(f.Pos, fw, "map %q is not defined", f.Map)
+			case lf.Kind == KindInvalid:
+				// Its inType is unknown, which is said already.
 			case !lf.Kind.IsInteger():
 				l.add(f.Pos, fw, "map %q on a %s field", f.Map, lf.Kind)
 			default:

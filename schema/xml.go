@@ -23,6 +23,9 @@ func LoadManifest(path string) (*Schema, error) {
 // ParseManifest parses manifest XML. name is used in positions (its base
 // name). The result is validated (see Validate) and in canonical order.
 func ParseManifest(name string, data []byte) (*Schema, error) {
+	if err := utf16File(name, data); err != nil {
+		return nil, err
+	}
 	root, err := parseXMLTree(name, data)
 	if err != nil {
 		return nil, err
@@ -356,7 +359,11 @@ func parseUint(s string, bits int) (uint64, error) {
 	}
 	v, err := strconv.ParseUint(s, 0, bits)
 	if err != nil {
-		return 0, fmt.Errorf("%q is not a %d-bit unsigned number", s, bits)
+		article := "a"
+		if bits == 8 {
+			article = "an"
+		}
+		return 0, fmt.Errorf("%q is not %s %d-bit unsigned number", s, article, bits)
 	}
 	return v, nil
 }

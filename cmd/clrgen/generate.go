@@ -74,7 +74,10 @@ func runGenerate(c *command, args []string, stdout, stderr io.Writer) int {
 	cfg.Subset = schema.Subset{Providers: providers, Events: events}
 	if *keywords != "" {
 		k, err := strconv.ParseUint(*keywords, 0, 64)
-		if err != nil || k == 0 {
+		switch {
+		case errors.Is(err, strconv.ErrRange):
+			return usageError(c, stderr, "-keywords %q is more than a 64-bit mask holds", *keywords)
+		case err != nil || k == 0:
 			return usageError(c, stderr, "-keywords %q is not a non-zero number", *keywords)
 		}
 		cfg.Subset.Keywords = k

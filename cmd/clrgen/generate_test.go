@@ -108,6 +108,7 @@ func TestGenerateErrors(t *testing.T) {
 		// from (which the user may not have).
 		{[]string{"-schema", "../../schema/clr.yaml", "-events", "NoSuchEvent*", "-package", "x", "-o", dir}, 1, "clr.yaml: the subset (events NoSuchEvent*) selects no event"},
 		{[]string{"-keywords", "zz", "-package", "x", "-o", dir}, 2, `-keywords "zz"`},
+		{[]string{"-keywords", "0x1ffffffffffffffffff", "-package", "x", "-o", dir}, 2, `-keywords "0x1ffffffffffffffffff" is more than a 64-bit mask holds`},
 		{[]string{"-events", "[", "-package", "x", "-o", dir}, 2, `bad glob "["`},
 	} {
 		st, _, stderr := clrgen(append([]string{"generate"}, c.args...)...)
