@@ -83,7 +83,9 @@
 // The tables of described events have the same header, then the
 // description's fields flattened by the same rules (the Columns of the
 // event's trace.Event.Descriptor), named as the trace names them; one whose name folds to a
-// header column's gets "_field" appended. Their versions share a table; a
+// header column's or an earlier column's gets "_field" appended (a map
+// field's name column with it: level_field, level_field_name), and one
+// without a name is "unnamed". Their versions share a table; a
 // second layout of one event within a trace goes to the generic table.
 //
 // The kernel's events are rows of their types' tables like the CLR's

@@ -383,3 +383,23 @@ func TestScratchGrows(t *testing.T) {
 		t.Errorf("a row with a %d-byte value allocates %v times", len(big), allocs)
 	}
 }
+
+// TestDescribedColumnNames: a map field renamed for a clash with a header
+// column keeps its name column beside it (level_field, level_field_name;
+// it was level_name), and a column without a name, which engines refuse,
+// gets one.
+func TestDescribedColumnNames(t *testing.T) {
+	cols := describedColumns([]clrimpl.Column{
+		{Name: "level", Kind: clrimpl.ColumnUint32}, {Name: "level_name", Kind: clrimpl.ColumnString},
+		{Name: "", Kind: clrimpl.ColumnUint32}, {Name: "", Kind: clrimpl.ColumnUint32},
+		{Name: "Reason", Kind: clrimpl.ColumnUint32}, {Name: "Reason_name", Kind: clrimpl.ColumnString},
+	})
+	var got []string
+	for _, c := range cols[len(headerColumns):] {
+		got = append(got, c.name)
+	}
+	want := []string{"level_field", "level_field_name", "unnamed", "unnamed_field", "Reason", "Reason_name"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("columns %q, want %q", got, want)
+	}
+}

@@ -109,20 +109,31 @@ func pathPart(s string) string {
 // describedColumns are the header columns, then the payload's. A payload
 // column named like a header column or an earlier column in any case
 // (engines fold case: the kernel's TcpIp events' PID against pid) gets
-// "_field" appended.
+// "_field" appended, and so does the name column of its map after it
+// (level_field and level_field_name, not level_name); a column without a
+// name (a TraceLogging struct may have none), which engines refuse, is
+// "unnamed".
 func describedColumns(cols []clrimpl.Column) []column {
 	out := append([]column(nil), headerColumns...)
 	taken := map[string]bool{}
 	for _, c := range headerColumns {
 		taken[strings.ToLower(c.name)] = true
 	}
+	prev, prevName := "", "" // the column before, as described and as named
 	for _, c := range cols {
 		name := c.Name
+		switch {
+		case name == "":
+			name = "unnamed"
+		case prev != "" && prev != prevName && name == prev+"_name":
+			name = prevName + "_name"
+		}
 		for taken[strings.ToLower(name)] {
 			name += "_field"
 		}
 		taken[strings.ToLower(name)] = true
 		out = append(out, column{name: name, kind: c.Kind})
+		prev, prevName = c.Name, name
 	}
 	return out
 }
