@@ -259,8 +259,11 @@ func checkRoundTrip(t *testing.T, trace string) {
 				for _, col := range colsOf(seq) {
 					name, isName := strings.CutSuffix(col.Name, "_name")
 					colName := col.Name
-					if isHeader(colName) {
+					switch {
+					case isHeader(colName):
 						colName += "_field" // the dataset's name for a field named like a header column
+					case isName && isHeader(name):
+						colName = name + "_field_name" // and its map's name column beside it
 					}
 					got := jsonOf(col, row[colName])
 					if isName {
