@@ -21,6 +21,15 @@ import (
 // sizes without its heap statistics. WriteHTML writes the same report as
 // a page with charts.
 
+// totalPromoted is Promoted summed over the generations.
+func (gc *GC) totalPromoted() uint64 {
+	var n uint64
+	for _, v := range gc.Promoted {
+		n += v
+	}
+	return n
+}
+
 // pauseKnown, durationKnown, sizesKnown and beforeKnown tell which of a
 // GC's figures the trace holds (an incomplete GC lacks some).
 func (gc *GC) pauseKnown() bool    { return gc.HasPause && (gc.Complete || gc.Pauses > 0) }
@@ -92,10 +101,7 @@ func writeRecords(w io.Writer, origin time.Time, procs []*Process, json bool) er
 
 // appendRecord writes a GC's record: its values in the order of columns.
 func appendRecord(r *textfmt.Records, pid int64, gc *GC, origin time.Time) {
-	var promoted uint64
-	for _, v := range gc.Promoted {
-		promoted += v
-	}
+	promoted := gc.totalPromoted()
 	// msOr is d in milliseconds when known, else -1; uintOr v.
 	msOr := func(known bool, d time.Duration) {
 		if known {
@@ -217,11 +223,7 @@ func cellsOf(gc *GC) cells {
 		}
 	}
 	if gc.sizesKnown() {
-		var promoted uint64
-		for _, v := range gc.Promoted {
-			promoted += v
-		}
-		c.after, c.promoted, c.pinned = mbString(gc.HeapAfter), mbString(promoted), strconv.FormatUint(uint64(gc.PinnedObjects), 10)
+		c.after, c.promoted, c.pinned = mbString(gc.HeapAfter), mbString(gc.totalPromoted()), strconv.FormatUint(uint64(gc.PinnedObjects), 10)
 	}
 	if gc.HasFragmentation {
 		c.free = mbString(gc.TotalFragmentation())

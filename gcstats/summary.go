@@ -36,9 +36,7 @@ func (s *GenSummary) add(gc *GC) {
 		s.MaxPause = max(s.MaxPause, gc.Pause)
 	}
 	s.TotalDuration += gc.Duration
-	for _, v := range gc.Promoted {
-		s.Promoted += v
-	}
+	s.Promoted += gc.totalPromoted()
 }
 
 // Summary sums up a process's complete GCs.
@@ -134,7 +132,7 @@ func missingNumbers(gcs []*GC) []GCRange {
 }
 
 // missingText says which GCs the trace lost, or "" when none: "GCs 139
-// to 146 (8) are not in the trace: their events were lost".
+// to 146 (8 in all) are not in the trace, …".
 func missingText(s Summary) string {
 	if len(s.Missing) == 0 {
 		return ""

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clrgo/clrevents/internal/feed"
+	"github.com/clrgo/clrevents/internal/numfmt"
 	"github.com/clrgo/clrevents/internal/textfmt"
 )
 
@@ -92,11 +93,7 @@ func writeProcessText(w *bufio.Writer, origin time.Time, p *Process, top int) {
 	if s.Pending > 0 {
 		// Started and never loaded in the trace: the trace ended during
 		// the compile, or the load event was lost (or the JIT failed).
-		what := fmt.Sprintf("%d compiles", s.Pending)
-		if s.Pending == 1 {
-			what = "1 compile"
-		}
-		fmt.Fprintf(w, "%s started without the method's load in the trace (it ended first, or the event was lost): not counted\n", what)
+		fmt.Fprintf(w, "%s started without the method's load in the trace (it ended first, or the event was lost): not counted\n", numfmt.Count(int64(s.Pending), "compile"))
 	}
 	tw := textfmt.NewTable("tier", "methods", "jit ms", "IL bytes", "native bytes")
 	for _, t := range s.Tiers {

@@ -237,14 +237,20 @@ func (e *Event) headerOr(issuing uint32) (pid, tid int64, ok bool) {
 	if e.et.ThreadID != 0xFFFFFFFF {
 		t = e.et.ThreadID
 	}
-	pid = -1
-	if p, known := e.r.threads[t]; known {
-		pid = int64(p)
-	}
+	pid, tid, ok = e.threadsProcess(t)
 	if e.et.ProcessID != 0xFFFFFFFF {
 		pid = int64(e.et.ProcessID)
 	}
-	return pid, int64(t), true
+	return pid, tid, ok
+}
+
+// threadsProcess is thread tid and its process from the trace's Thread
+// events so far (-1 when none named it).
+func (e *Event) threadsProcess(tid uint32) (pid, t int64, ok bool) {
+	if p, known := e.r.threads[tid]; known {
+		return int64(p), int64(tid), true
+	}
+	return -1, int64(tid), true
 }
 
 // kernelIDs is the process and thread a kernel event is about, as
@@ -261,15 +267,9 @@ func (e *Event) headerOr(issuing uint32) (pid, tid int64, ok bool) {
 // fault's thread from its payload and its process from the Thread events; a TcpIp or UdpIp event's process from its payload, with no
 // thread. ok is false for other events, which keep their header's.
 func (e *Event) kernelIDs() (pid, tid int64, ok bool) {
-	threadsProcess := func(tid uint32) (int64, int64, bool) {
-		if p, known := e.r.threads[tid]; known {
-			return int64(p), int64(tid), true
-		}
-		return -1, int64(tid), true
-	}
 	switch v := e.kernelValue().(type) {
 	case *kernelevents.PerfInfoSampleV2:
-		return threadsProcess(v.ThreadID)
+		return e.threadsProcess(v.ThreadID)
 	case *kernelevents.StackWalkStackV2:
 		return int64(v.StackProcess), int64(v.StackThread), true
 	case kernelevents.StackWalkKeyRefEvent:
@@ -306,7 +306,7 @@ func (e *Event) kernelIDs() (pid, tid int64, ok bool) {
 			return e.headerOr(f.IssuingThreadId)
 		}
 	case *kernelevents.MemoryHardFaultV2:
-		return threadsProcess(v.TThreadId)
+		return e.threadsProcess(v.TThreadId)
 	case kernelevents.TcpIpEvent:
 		return int64(v.TcpIpFields().PID), -1, true
 	case kernelevents.TcpIpConnectEvent:
