@@ -13,11 +13,12 @@ import (
 // filter on); an event type's field, its wire type, its enum and whether
 // it is an array; an enum type, its underlying type; an enum's, a
 // keyword's or a provider's constant, its value; a family's types, its
-// fields' Go types, and its kinds' constants and their values. Two lists tell what regenerating from
-// another manifest does to code that uses the package: a name that goes
-// breaks it, and a name that stands for something else (an event type
-// that decodes another event, a field of another type) changes what it
-// does while it still compiles (clrgen diff prints them).
+// fields' Go types, and its kinds' constants and their values. Two lists
+// tell what regenerating from another manifest does to code that uses the
+// package: a name that goes breaks it, and a name that stands for
+// something else (an event type that decodes another event, a field of
+// another type) changes what it does while it still compiles (clrgen diff
+// prints them).
 func API(m *schema.Model) (map[string]string, error) {
 	ir, err := buildIR(m)
 	if err != nil {

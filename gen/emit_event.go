@@ -197,7 +197,7 @@ func fieldDoc(f *fieldIR) string {
 	switch {
 	case lf.Kind == schema.KindUTF16 || lf.Kind == schema.KindAnsi:
 		b.WriteString(" It aliases the payload it was decoded from, which a reader reuses for its next event: String copies it.")
-	case lf.Kind == schema.KindBinary && !lf.Count.Set || lf.Count.Set || lf.Kind == schema.KindStruct:
+	case lf.Kind == schema.KindBinary || lf.Kind == schema.KindStruct || lf.Count.Set:
 		b.WriteString(" It aliases the payload it was decoded from, which a reader reuses for its next event.")
 	}
 	return b.String()

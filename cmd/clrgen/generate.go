@@ -143,11 +143,8 @@ func headerCommand(flag string, args []string) string {
 func commandLine(args []string) string {
 	parts := []string{"clrgen", "generate"}
 	for _, a := range args {
-		switch strings.TrimLeft(a, "-") {
-		case "v", "v=true", "v=false", "v=1", "v=0", "v=t", "v=f", "v=T", "v=F", "v=TRUE", "v=FALSE", "v=True", "v=False":
-			if strings.HasPrefix(a, "-") {
-				continue
-			}
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); name == "v" && strings.HasPrefix(a, "-") {
+			continue // -v, --v, -v=false: a boolean flag takes no separate value
 		}
 		parts = append(parts, shellQuote(a))
 	}
