@@ -385,9 +385,9 @@ func (d *dropCounter) gap(last, expected uint32) int64 {
 // of any size: a thread ID no thread has, first seen after damage, would
 // count its whole inherited number as lost (44,086 events, for a 4-byte
 // patch of the .NET Core 3.0 trace read after another, where 5,309 events
-// were missing in all), and a moved number shows its move. Such numbers are not confirmed: the garbled thread is not
-// seen again, and the real numbers of a moved thread that come next are
-// below the moved ones. The gaps of an event block in which damage is
+// were missing in all), and a moved number shows its move. Such numbers
+// are not confirmed: the garbled thread is not seen again, and the real
+// numbers of a moved thread that come next are below the moved ones. The gaps of an event block in which damage is
 // found are not counted at all (drop), as its drops are not: its numbers
 // may be part of the damage.
 type lostGaps struct {

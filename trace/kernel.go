@@ -264,8 +264,9 @@ func (e *Event) threadsProcess(tid uint32) (pid, t int64, ok bool) {
 // Services, whose thread is the header's) from their payloads; a disk
 // I/O's the header's, or where it names none the issuing thread from the
 // payload and its process from the Thread events (headerOr); a hard
-// fault's thread from its payload and its process from the Thread events; a TcpIp or UdpIp event's process from its payload, with no
-// thread. ok is false for other events, which keep their header's.
+// fault's thread from its payload and its process from the Thread events;
+// a TcpIp or UdpIp event's process from its payload, with no thread. ok
+// is false for other events, which keep their header's.
 func (e *Event) kernelIDs() (pid, tid int64, ok bool) {
 	switch v := e.kernelValue().(type) {
 	case *kernelevents.PerfInfoSampleV2:
