@@ -54,7 +54,9 @@ func AppendAdvertisement(dst []byte, a Advertisement) []byte {
 // Listener forgets it (a long-running listener holds nothing of the
 // runtimes that came and went), and its Client's commands fail at once
 // with an error wrapping ErrNoProcess. Should the same runtime connect
-// again, Accept returns it again.
+// again, Accept returns it again. A runtime that exits while none of its
+// connections waits (in the moment between a command and its
+// reconnection) is not seen to go: its entry stays, a few hundred bytes.
 type Listener struct {
 	ln   net.Listener
 	addr string

@@ -401,6 +401,22 @@ func TestReverseExited(t *testing.T) {
 			t.Fatalf("process %d: %v", cl.PID(), err)
 		}
 	}
+	// The runtime reconnects after each command: once its idle
+	// connection is back, the process exits and that connection closes.
+	waitIdle := time.Now().Add(10 * time.Second)
+	for {
+		l.mu.Lock()
+		rt := l.runtimes[[16]byte{11}]
+		idle := rt != nil && len(rt.idle) > 0
+		l.mu.Unlock()
+		if idle {
+			break
+		}
+		if time.Now().After(waitIdle) {
+			t.Fatal("the runtime did not connect again after its command")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	leave.Close() // the process exits: its idle connection closes
 	deadline := time.Now().Add(10 * time.Second)
 	for {
