@@ -102,21 +102,47 @@ func (c *Client) fail(cmd Command, err error) error {
 // On success the connection is returned open when keep is true (the
 // command continues on it), else closed.
 func (c *Client) roundTrip(ctx context.Context, cmd Command, payload []byte, keep bool) ([]byte, Conn, error) {
+	conn, err := c.send(ctx, cmd, payload)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := c.reply(ctx, cmd, conn)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !keep {
+		conn.Close()
+		conn = nil
+	}
+	return p, conn, nil
+}
+
+// send opens a connection and writes one command on it.
+func (c *Client) send(ctx context.Context, cmd Command, payload []byte) (Conn, error) {
 	msg, err := EncodeMessage(cmd, payload)
 	if err != nil {
-		return nil, nil, c.fail(cmd, err)
+		return nil, c.fail(cmd, err)
 	}
 	conn, err := c.dial(ctx)
 	if err != nil {
-		return nil, nil, c.fail(cmd, err)
+		return nil, c.fail(cmd, err)
 	}
 	stop := closeOnDone(ctx, conn)
 	_, err = conn.Write(msg)
-	var h Header
-	var p []byte
-	if err == nil {
-		h, p, err = ReadMessage(conn)
+	if !stop() {
+		err = ctx.Err()
 	}
+	if err != nil {
+		conn.Close()
+		return nil, c.fail(cmd, err)
+	}
+	return conn, nil
+}
+
+// reply reads the answer to cmd on conn, closing conn unless it is OK.
+func (c *Client) reply(ctx context.Context, cmd Command, conn Conn) ([]byte, error) {
+	stop := closeOnDone(ctx, conn)
+	h, p, err := ReadMessage(conn)
 	if !stop() {
 		err = ctx.Err()
 	}
@@ -125,25 +151,21 @@ func (c *Client) roundTrip(ctx context.Context, cmd Command, payload []byte, kee
 		if err == io.EOF {
 			err = errors.New("the runtime closed the connection without answering")
 		}
-		return nil, nil, c.fail(cmd, err)
+		return nil, c.fail(cmd, err)
 	}
 	switch h.Command {
 	case ReplyOK:
+		return p, nil
 	case ReplyError:
 		conn.Close()
 		if len(p) < 4 {
-			return nil, nil, c.fail(cmd, fmt.Errorf("%w: error reply with %d payload bytes, want 4", ErrProtocol, len(p)))
+			return nil, c.fail(cmd, fmt.Errorf("%w: error reply with %d payload bytes, want 4", ErrProtocol, len(p)))
 		}
-		return nil, nil, &Error{PID: c.pid, Command: cmd, HRESULT: HRESULT(binary.LittleEndian.Uint32(p)), Err: errRuntime}
+		return nil, &Error{PID: c.pid, Command: cmd, HRESULT: HRESULT(binary.LittleEndian.Uint32(p)), Err: errRuntime}
 	default:
 		conn.Close()
-		return nil, nil, c.fail(cmd, fmt.Errorf("%w: reply is %v, want OK or Error", ErrProtocol, h.Command))
+		return nil, c.fail(cmd, fmt.Errorf("%w: reply is %v, want OK or Error", ErrProtocol, h.Command))
 	}
-	if !keep {
-		conn.Close()
-		conn = nil
-	}
-	return p, conn, nil
 }
 
 // closeOnDone closes conn if ctx ends before the returned stop is called;
@@ -287,8 +309,12 @@ func (c *Client) SetEnvironmentVariable(ctx context.Context, name, value string)
 	return c.hresultReply(CmdSetEnvironmentVariable, p)
 }
 
-// StopTracing stops session id. The session's own connection then
-// carries the rest of the trace, rundown included, and ends.
+// StopTracing stops session id and waits for the runtime's answer. The
+// runtime answers only once it has ended the session: written the rest
+// of the trace, rundown included, into the session's connection and
+// closed it. Until then that stream must be read (from another
+// goroutine), or the answer cannot come before ctx ends. Session.Stop
+// does not wait for the answer.
 func (c *Client) StopTracing(ctx context.Context, id uint64) error {
 	_, _, err := c.roundTrip(ctx, CmdStopTracing, binary.LittleEndian.AppendUint64(nil, id), false)
 	return err
@@ -346,9 +372,12 @@ type Session struct {
 	client *Client
 	conn   Conn
 
-	mu      sync.Mutex
-	stopped bool
-	read    int64
+	mu       sync.Mutex
+	stopped  bool
+	read     int64
+	stopConn Conn          // StopTracing's connection, until its answer
+	stopDone chan struct{} // closed once the answer is read (or failed)
+	stopErr  error         // the answer's error
 }
 
 // String says what was started, and what an older runtime could not take
@@ -395,11 +424,18 @@ func (s *Session) BytesRead() int64 {
 // by the deadline Stop set.
 var ErrDrainTimeout = errors.New("drain deadline passed")
 
-// Stop sends StopTracing on a new connection (once; later calls do
-// nothing) and bounds what is left of the stream: reads of the session
-// fail with ErrDrainTimeout if the runtime has not ended the stream
-// (written its rundown) by drain after the stop. drain <= 0 leaves the
-// stream unbounded.
+// Stop asks the runtime to stop the session: it sends StopTracing on a
+// new connection (once; later calls do nothing) and bounds what is left of
+// the stream: reads of the session fail with ErrDrainTimeout if the
+// runtime has not ended the stream (written its rundown) by drain after
+// the stop. drain <= 0 leaves the stream unbounded.
+//
+// Stop returns once the command is sent, with the error of sending it
+// (ctx bounds that). It does not wait for the runtime's answer: the
+// runtime answers StopTracing only after it has written the rest of the
+// stream and ended it, which it cannot do while nobody reads the stream.
+// So a program may call Stop from the goroutine that reads the session
+// and go on reading to io.EOF. WaitStop returns the answer.
 func (s *Session) Stop(ctx context.Context, drain time.Duration) error {
 	s.mu.Lock()
 	if s.stopped {
@@ -408,16 +444,77 @@ func (s *Session) Stop(ctx context.Context, drain time.Duration) error {
 	}
 	s.stopped = true
 	s.mu.Unlock()
-	err := s.client.StopTracing(ctx, s.ID)
 	if drain > 0 {
-		if d, ok := s.conn.(deadliner); ok && d.SetReadDeadline(time.Now().Add(drain)) == nil {
-			return err
+		if d, ok := s.conn.(deadliner); !ok || d.SetReadDeadline(time.Now().Add(drain)) != nil {
+			time.AfterFunc(drain, func() { interrupt(s.conn) })
 		}
-		time.AfterFunc(drain, func() { interrupt(s.conn) })
 	}
-	return err
+	conn, err := s.client.send(ctx, CmdStopTracing, binary.LittleEndian.AppendUint64(nil, s.ID))
+	if err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	s.mu.Lock()
+	s.stopConn, s.stopDone = conn, done
+	s.mu.Unlock()
+	go func() {
+		defer close(done)
+		c := context.Background()
+		if drain > 0 {
+			// The answer comes once the stream has ended: within the
+			// drain, or the stream is cut anyway.
+			var cancel context.CancelFunc
+			c, cancel = context.WithTimeout(c, drain+stopAnswerGrace)
+			defer cancel()
+		}
+		_, err := s.client.reply(c, CmdStopTracing, conn)
+		if err == nil {
+			conn.Close()
+		}
+		s.mu.Lock()
+		s.stopErr = err
+		s.mu.Unlock()
+	}()
+	return nil
 }
 
-// Close closes the session's connection. A runtime ends a session whose
-// connection closes, without a rundown; Stop first to get one.
-func (s *Session) Close() error { return s.conn.Close() }
+// stopAnswerGrace is how long after the drain deadline the answer to
+// StopTracing is still waited for: the runtime sends it just after the
+// stream's end.
+const stopAnswerGrace = time.Second
+
+// WaitStop waits for the runtime's answer to the StopTracing that Stop
+// sent, and returns its error: nil when the runtime stopped the session,
+// or when Stop was not called or could not send the command (Stop
+// returned that error). The runtime answers once it has ended the
+// session's stream, so call WaitStop after reading the stream to its end
+// (or from another goroutine than the reader); the wait is bounded by
+// Stop's drain (a second more), and ends when the Session is closed.
+func (s *Session) WaitStop() error {
+	s.mu.Lock()
+	done := s.stopDone
+	s.mu.Unlock()
+	if done == nil {
+		return nil
+	}
+	<-done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopErr
+}
+
+// Close closes the session's connection (and StopTracing's, if its
+// answer is still awaited). A runtime ends a session whose connection
+// closes, without a rundown; Stop first to get one.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	if s.stopConn != nil {
+		select {
+		case <-s.stopDone:
+		default:
+			interrupt(s.stopConn)
+		}
+	}
+	s.mu.Unlock()
+	return s.conn.Close()
+}

@@ -34,7 +34,9 @@
 // recording in the Session what the older request cannot express. The
 // session's nettrace stream follows the reply on the same connection;
 // Session.Stop sends StopTracing on a new one, after which the runtime
-// writes the rundown and ends the stream (Stop bounds the wait).
+// writes the rundown and ends the stream (Stop bounds the wait); the
+// runtime answers StopTracing only then, so Stop does not wait for the
+// answer (Session.WaitStop does).
 // Failures are *Error values that name the process, the command and the
 // runtime's HRESULT.
 //

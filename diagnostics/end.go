@@ -7,21 +7,24 @@ import (
 	"time"
 )
 
-// stopCommandTimeout bounds the wait for StopTracing's answer when EndOn
-// stops a session.
-const stopCommandTimeout = 10 * time.Second
+// stopCommandTimeout bounds sending StopTracing when EndOn stops a
+// session (its answer, which comes after the stream's end, is bounded by
+// the drain).
+var stopCommandTimeout = 10 * time.Second
 
 // An Ending is the end of a session that EndOn watches for. Its fields
 // are set once Release returns.
 type Ending struct {
 	// Stopped is true when stop came and StopTracing was sent; StopErr is
-	// its error.
+	// the error of sending it or the runtime's answer (Session.WaitStop),
+	// unless quit came too.
 	Stopped bool
 	StopErr error
 	// Quit is true when quit came before Release: the session was closed
 	// at once, and its stream ended where it was.
 	Quit bool
 
+	s                    *Session
 	stopWatch, quitWatch func() bool
 	stopDone, quitDone   chan struct{}
 	quit                 atomic.Bool
@@ -35,7 +38,7 @@ type Ending struct {
 // closes the session at once: the stream ends where it is. Release the
 // Ending when the stream has ended.
 func (s *Session) EndOn(stop, quit context.Context, drain time.Duration, stopping func()) *Ending {
-	e := &Ending{stopDone: make(chan struct{}), quitDone: make(chan struct{})}
+	e := &Ending{s: s, stopDone: make(chan struct{}), quitDone: make(chan struct{})}
 	e.stopWatch = context.AfterFunc(stop, func() {
 		defer close(e.stopDone)
 		if stopping != nil {
@@ -54,7 +57,8 @@ func (s *Session) EndOn(stop, quit context.Context, drain time.Duration, stoppin
 }
 
 // Release stops watching for stop and quit, waits for what they began to
-// finish, and sets Stopped, StopErr and Quit.
+// finish (the runtime's answer to StopTracing among it: release the
+// Ending once the stream has ended), and sets Stopped, StopErr and Quit.
 func (e *Ending) Release() {
 	if !e.stopWatch() {
 		<-e.stopDone
@@ -63,6 +67,9 @@ func (e *Ending) Release() {
 		<-e.quitDone
 	}
 	e.Quit = e.quit.Load()
+	if e.Stopped && e.StopErr == nil && !e.Quit {
+		e.StopErr = e.s.WaitStop()
+	}
 }
 
 // Steps turns interrupts (SIGINT and SIGTERM, as signal.Notify delivers

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -89,6 +90,31 @@ func TestEndOn(t *testing.T) {
 		e.Release()
 		if res.Err != nil || !bytes.Equal(got.Bytes(), data) || !e.Stopped || e.StopErr != nil || e.Quit || !stopping || !stopTracing(sim) {
 			t.Fatalf("%+v, %d bytes of %d; ending %+v, stopping called %v", res, got.Len(), len(data), e, stopping)
+		}
+	})
+	t.Run("a rundown longer than sending the stop may take", func(t *testing.T) {
+		// The runtime answers StopTracing after the rundown: the answer
+		// is bounded by the drain, not by the command's timeout.
+		defer func(d time.Duration) { stopCommandTimeout = d }(stopCommandTimeout)
+		stopCommandTimeout = 100 * time.Millisecond
+		_, s := start(simruntime.Config{Stream: func(_ *simruntime.Collect, w io.Writer, stop, closed <-chan struct{}) {
+			w.Write(data[:live])
+			select {
+			case <-stop:
+			case <-closed:
+				return
+			}
+			time.Sleep(400 * time.Millisecond) // the rundown
+			w.Write(data[live:])
+		}})
+		stop, cancel := context.WithCancel(context.Background())
+		e := s.EndOn(stop, context.Background(), 10*time.Second, nil)
+		cancel()
+		var got bytes.Buffer
+		res := s.Copy(&got)
+		e.Release()
+		if res.Err != nil || !bytes.Equal(got.Bytes(), data) || !e.Stopped || e.StopErr != nil {
+			t.Fatalf("%+v, %d bytes of %d; ending %+v", res, got.Len(), len(data), e)
 		}
 	})
 	t.Run("quit during the drain", func(t *testing.T) {

@@ -271,6 +271,34 @@ func TestLiveReader(t *testing.T) {
 	if total != want || rundown == 0 || r.Dropped() != 0 {
 		t.Fatalf("%d events (%d rundown, %d dropped), want %d", total, rundown, r.Dropped(), want)
 	}
+	if err := s.WaitStop(); err != nil {
+		t.Fatalf("StopTracing's answer: %v", err)
+	}
+}
+
+// TestStopRefused: the runtime's refusal of StopTracing, which it sends
+// after the stream would have ended, is WaitStop's error, not Stop's.
+func TestStopRefused(t *testing.T) {
+	data, live := realStream(t)
+	_, cl := startSim(t, simruntime.Config{Trace: data, Live: live})
+	s, err := cl.StartSession(ctx(t), SessionConfig{Providers: []Provider{{Name: "P"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	id := s.ID
+	s.ID = 99 // a session the runtime does not have
+	if err := s.Stop(ctx(t), 200*time.Millisecond); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	var e *Error
+	if err := s.WaitStop(); !errors.As(err, &e) || e.HRESULT != EFail || e.Command != CmdStopTracing {
+		t.Fatalf("WaitStop: %v, want StopTracing's E_FAIL", err)
+	}
+	// The session goes on: the stream is cut at the drain deadline.
+	if _, err := io.Copy(io.Discard, s); !errors.Is(err, ErrDrainTimeout) {
+		t.Fatalf("stream of session %#x after a refused stop: %v", id, err)
+	}
 }
 
 func countEvents(t *testing.T, data []byte) int {

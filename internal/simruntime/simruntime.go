@@ -74,6 +74,13 @@ type Config struct {
 	Stream func(req *Collect, w io.Writer, stop, closed <-chan struct{})
 }
 
+// liveSession is a running session: stop is closed by StopTracing, done when
+// the session's stream has been written to its end and its connection
+// closed.
+type liveSession struct {
+	stop, done chan struct{}
+}
+
 // Request is one request the server received, as parsed.
 type Request struct {
 	Set, ID uint8  // the command
@@ -114,7 +121,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	reqs     []Request
-	sessions map[uint64]chan struct{}
+	sessions map[uint64]*liveSession
 	nextID   uint64
 	resumed  bool
 	env      map[string]string
@@ -167,7 +174,7 @@ func newServer(cfg Config) *Server {
 	if cfg.Live < 0 || cfg.Live > len(cfg.Trace) {
 		cfg.Live = len(cfg.Trace)
 	}
-	return &Server{cfg: cfg, sessions: map[uint64]chan struct{}{}, nextID: 0x7f1e0001, env: map[string]string{}, closed: make(chan struct{})}
+	return &Server{cfg: cfg, sessions: map[uint64]*liveSession{}, nextID: 0x7f1e0001, env: map[string]string{}, closed: make(chan struct{})}
 }
 
 // Addr returns the socket path.
@@ -309,7 +316,7 @@ func (s *Server) Serve(c net.Conn) {
 		}
 		sid := binary.LittleEndian.Uint64(payload)
 		s.mu.Lock()
-		ch, ok := s.sessions[sid]
+		ss, ok := s.sessions[sid]
 		if ok {
 			delete(s.sessions, sid)
 		}
@@ -318,8 +325,18 @@ func (s *Server) Serve(c net.Conn) {
 			answer(EFail)
 			return
 		}
-		close(ch)
+		close(ss.stop)
 		s.record(req)
+		// As the runtime's StopTracing does (ep_disable, then the reply):
+		// the rest of the stream, the rundown, is written and the
+		// session's connection closed before the answer, so a client that
+		// does not read the stream meanwhile waits for an answer that
+		// cannot come.
+		select {
+		case <-ss.done:
+		case <-s.closed:
+			return
+		}
 		writeOK(c, payload)
 	case set == 2 && id >= 2 && id <= 7: // CollectTracing1–6
 		v := int(id) - 1
@@ -340,18 +357,22 @@ func (s *Server) Serve(c net.Conn) {
 		s.mu.Lock()
 		sid := s.nextID
 		s.nextID++
-		stop := make(chan struct{})
-		s.sessions[sid] = stop
+		ss := &liveSession{stop: make(chan struct{}), done: make(chan struct{})}
+		s.sessions[sid] = ss
 		s.mu.Unlock()
 		s.record(req)
+		// The session ends, its connection closed, before StopTracing's
+		// answer.
+		defer close(ss.done)
+		defer c.Close()
 		if err := writeOK(c, binary.LittleEndian.AppendUint64(nil, sid)); err != nil || s.cfg.RefuseStreams {
 			return
 		}
 		if s.cfg.Stream != nil {
-			s.cfg.Stream(col, c, stop, s.closed)
+			s.cfg.Stream(col, c, ss.stop, s.closed)
 			return
 		}
-		s.stream(c, stop)
+		s.stream(c, ss.stop)
 	case set == 4 && (id == 0 || id == 4 || id == 8): // ProcessInfo, 2, 3
 		v := map[uint8]int{0: 1, 4: 2, 8: 3}[id]
 		if v > s.cfg.MaxInfo {
