@@ -41,14 +41,14 @@ func WatchConfig(providers ...string) SessionConfig {
 	return c
 }
 
-// CollectConfig is the session dotnet-trace collect starts for its
-// --profile and --providers options: the named profile (Profile;
-// cpu-sampling when both are empty), its providers followed by those of
-// providers (ParseProviders' list); a profile without providers when only
-// they are given. A provider in both is the list's, in the profile's
-// place, as dotnet-trace takes it: the runtime applies the first entry
-// of a name and ignores the others, so a session that named it twice
-// would lose the list's keywords and level.
+// CollectConfig combines a profile and a providers list as dotnet-trace
+// collect combines its --profile and --providers options: the named
+// profile (Profile; cpu-sampling when both are empty), its providers
+// followed by those of providers (ParseProviders' list); no profile when
+// only the list is given. A provider in both is the list's, in the
+// profile's place, as dotnet-trace takes it: the runtime applies the
+// first entry of a name and ignores the others, so a session that named
+// it twice would lose the list's keywords and level.
 func CollectConfig(profile, providers string) (SessionConfig, error) {
 	var cfg SessionConfig
 	if profile != "" || providers == "" {
@@ -98,13 +98,37 @@ type EventFilter struct {
 }
 
 // String returns the provider in the Name:0xKeywords:Level[:Args] form
-// that ParseProviders reads.
+// that ParseProviders reads, its arguments' backslashes and control
+// characters escaped.
 func (p Provider) String() string {
 	s := fmt.Sprintf("%s:0x%X:%d", p.Name, p.Keywords, p.Level)
 	if p.Args != "" {
-		s += ":" + p.Args
+		s += ":" + escapeArgs(p.Args)
 	}
 	return s
+}
+
+// escapeArgs escapes what unescapeArgs undoes: backslashes and control
+// characters.
+func escapeArgs(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			b.WriteString(`\\`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c < 0x20 || c == 0x7f:
+			fmt.Fprintf(&b, `\x%02X`, c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // SessionConfig describes an EventPipe streaming session. The zero value
@@ -269,10 +293,24 @@ var levelNames = map[string]uint32{
 
 // ParseProviders reads providers as dotnet-trace's --providers does: a
 // comma-separated list of Name[:Keywords[:Level[:Args]]]. Keywords are
-// hexadecimal (with or without 0x; "*" for all) and default to all; the
-// level is 0–5 or a name (critical, error, warning, informational,
-// verbose) and defaults to verbose; Args is "key=value;…", where a value
-// may be double-quoted to hold commas, colons or semicolons.
+// hexadecimal (with or without 0x; "*" for all) and the level is 0–5 or
+// a name (critical, error, warning, informational, verbose). Args is
+// "key=value;…", where a value may be double-quoted to hold commas,
+// colons or semicolons, and is unescaped as dotnet-trace unescapes it
+// (.NET's Regex.Unescape: \r, \n, \t, \xHH, \uHHHH and the like;
+// a backslash before a letter or digit that is no such escape is an
+// error, before anything else it stands for that character), so that
+// FilterAndPayloadSpecs copied from a dotnet-trace command line reach
+// the runtime as they reach it from there.
+//
+// A name without keywords or level takes every keyword at Verbose, as
+// dotnet-trace did until February 2024 (since, dotnet-trace takes
+// keywords 0 at Informational, which enables only an EventSource's
+// events declared without keywords). A name given more than once is one
+// provider, as dotnet-trace merges it: the keywords of all its entries,
+// the most verbose level (LogAlways, 0, counting as the most), and the
+// arguments of the one entry that has any (two with arguments are an
+// error).
 func ParseProviders(spec string) ([]Provider, error) {
 	var out []Provider
 	for _, item := range splitOutsideQuotes(spec, ',', -1) {
@@ -305,14 +343,121 @@ func ParseProviders(spec string) ([]Provider, error) {
 			p.Level = l
 		}
 		if len(parts) > 3 {
-			p.Args = parts[3]
+			a, err := unescapeArgs(parts[3])
+			if err != nil {
+				return nil, fmt.Errorf("provider %s: arguments %q: %v", p.Name, parts[3], err)
+			}
+			p.Args = a
 		}
-		out = append(out, p)
+		i := slices.IndexFunc(out, func(q Provider) bool { return strings.EqualFold(q.Name, p.Name) })
+		if i < 0 {
+			out = append(out, p)
+			continue
+		}
+		q := &out[i]
+		if q.Args != "" && p.Args != "" {
+			return nil, fmt.Errorf("provider %s is given more than once with arguments", p.Name)
+		}
+		q.Keywords |= p.Keywords
+		if q.Level != LevelLogAlways && (p.Level == LevelLogAlways || p.Level > q.Level) {
+			q.Level = p.Level
+		}
+		if q.Args == "" {
+			q.Args = p.Args
+		}
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no providers in %q", spec)
 	}
 	return out, nil
+}
+
+// unescapeArgs undoes the escapes .NET's Regex.Unescape knows, which
+// dotnet-trace applies to a provider's arguments: \a \b \t \n \v \f
+// \r \e, \cX (control-X), \xHH, \uHHHH and up to three octal digits;
+// a backslash before any other character that is not a letter, digit or
+// underscore stands for that character.
+func unescapeArgs(s string) (string, error) {
+	i := strings.IndexByte(s, '\\')
+	if i < 0 {
+		return s, nil
+	}
+	var b strings.Builder
+	b.WriteString(s[:i])
+	for i < len(s) {
+		c := s[i]
+		if c != '\\' {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		if i+1 == len(s) {
+			return "", fmt.Errorf("a backslash at the end")
+		}
+		at := i
+		e := s[i+1]
+		i += 2
+		hex := func(n int) (rune, error) {
+			if i+n > len(s) {
+				return 0, fmt.Errorf("\\%c at byte %d needs %d hexadecimal digits", e, at, n)
+			}
+			v, err := strconv.ParseUint(s[i:i+n], 16, 32)
+			if err != nil {
+				return 0, fmt.Errorf("\\%c at byte %d needs %d hexadecimal digits", e, at, n)
+			}
+			i += n
+			return rune(v), nil
+		}
+		switch e {
+		case 'a':
+			b.WriteByte(7)
+		case 'b':
+			b.WriteByte(8)
+		case 't':
+			b.WriteByte('\t')
+		case 'n':
+			b.WriteByte('\n')
+		case 'v':
+			b.WriteByte(11)
+		case 'f':
+			b.WriteByte(12)
+		case 'r':
+			b.WriteByte('\r')
+		case 'e':
+			b.WriteByte(27)
+		case 'x', 'u':
+			n := 2
+			if e == 'u' {
+				n = 4
+			}
+			r, err := hex(n)
+			if err != nil {
+				return "", err
+			}
+			b.WriteRune(r)
+		case 'c':
+			if i == len(s) || !('a' <= s[i]|0x20 && s[i]|0x20 <= 'z') {
+				return "", fmt.Errorf("\\c at byte %d needs a letter", at)
+			}
+			b.WriteByte(s[i]&^0x20 - '@')
+			i++
+		default:
+			if '0' <= e && e <= '7' {
+				v := rune(e - '0')
+				for n := 1; n < 3 && i < len(s) && '0' <= s[i] && s[i] <= '7'; n++ {
+					v = v*8 + rune(s[i]-'0')
+					i++
+				}
+				b.WriteRune(v & 0xFF)
+				break
+			}
+			if e == '_' || '0' <= e && e <= '9' || 'a' <= e|0x20 && e|0x20 <= 'z' {
+				return "", fmt.Errorf("unrecognized escape \\%c at byte %d", e, at)
+			}
+			b.WriteByte(e)
+		}
+	}
+	return b.String(), nil
 }
 
 // splitOutsideQuotes splits s at sep where sep is not inside double
@@ -345,6 +490,7 @@ const (
 const (
 	KeywordGC                  = 0x1
 	KeywordGCHandle            = 0x2
+	KeywordAssemblyLoader      = 0x4
 	KeywordLoader              = 0x8
 	KeywordJit                 = 0x10
 	KeywordNGen                = 0x20
@@ -357,8 +503,15 @@ const (
 	KeywordCompilation         = 0x1000000000
 )
 
-// dotnet-trace's default runtime keywords for CPU sampling.
+// dotnet-trace's default runtime keywords for CPU sampling (its
+// cpu-sampling profile, the default before version 10).
 const cpuSamplingRuntimeKeywords = 0x00000014C14FCCBD
+
+// dotnet-trace's dotnet-common keywords (version 10's default with
+// dotnet-sampled-thread-time): GC, AssemblyLoader, Loader, JIT,
+// Exception, Threading, JittedMethodILToNativeMap, Compilation.
+const dotnetCommonKeywords = KeywordGC | KeywordAssemblyLoader | KeywordLoader | KeywordJit |
+	KeywordException | KeywordThreading | KeywordJittedMethodILToNat | KeywordCompilation
 
 var profiles = map[string]struct {
 	about string
@@ -372,8 +525,21 @@ var profiles = map[string]struct {
 		Providers: []Provider{{Name: RuntimeProvider, Keywords: KeywordGC, Level: LevelInformational}},
 		NoStacks:  true, NoRundown: true,
 	}},
-	"gc-verbose": {"GC events with allocation ticks, handles and type names, with stacks", SessionConfig{Providers: []Provider{
-		{Name: RuntimeProvider, Keywords: KeywordGC | KeywordGCHandle | KeywordType | KeywordGCHeapAndTypeNames, Level: LevelVerbose},
+	"gc-verbose": {"GC collections and allocation ticks, handles and exceptions, at Verbose, with stacks (dotnet-trace's gc-verbose)", SessionConfig{Providers: []Provider{
+		{Name: RuntimeProvider, Keywords: KeywordGC | KeywordGCHandle | KeywordException, Level: LevelVerbose},
+	}}},
+	"gc-collect": {"GC collections only, at low overhead, with a GC-only rundown (dotnet-trace's gc-collect)", SessionConfig{
+		Providers: []Provider{
+			{Name: RuntimeProvider, Keywords: KeywordGC, Level: LevelInformational},
+			{Name: RuntimePrivate, Keywords: KeywordGC, Level: LevelInformational},
+		},
+		RundownKeyword: KeywordGC,
+	}},
+	"dotnet-common": {"the runtime's GC, loader, JIT, exception and threading events, at low overhead (dotnet-trace's dotnet-common)", SessionConfig{Providers: []Provider{
+		{Name: RuntimeProvider, Keywords: dotnetCommonKeywords, Level: LevelInformational},
+	}}},
+	"dotnet-sampled-thread-time": {"managed thread stacks sampled about every 10 ms (dotnet-trace's dotnet-sampled-thread-time)", SessionConfig{Providers: []Provider{
+		{Name: SampleProfilerName, Level: LevelInformational},
 	}}},
 	"jit": {"JIT compilation, loader and IL-to-native maps, with rundown", SessionConfig{Providers: []Provider{
 		{Name: RuntimeProvider, Keywords: KeywordJit | KeywordLoader | KeywordNGen | KeywordJittedMethodILToNat | KeywordCompilation, Level: LevelVerbose},
@@ -386,8 +552,13 @@ var profiles = map[string]struct {
 	}}},
 }
 
-// Profile returns a named session configuration: cpu-sampling,
-// gc, gc-verbose, jit, exceptions or contention.
+// Profile returns a named session configuration (ProfileNames lists
+// them). cpu-sampling is dotnet-trace's profile of that name before its
+// version 10 (since, dotnet-trace's cpu-sampling is a Linux kernel
+// profile, and its default is dotnet-common with
+// dotnet-sampled-thread-time); gc-verbose, gc-collect, dotnet-common and
+// dotnet-sampled-thread-time are dotnet-trace's profiles of those names;
+// gc, jit, exceptions and contention are ours.
 func Profile(name string) (SessionConfig, error) {
 	p, ok := profiles[name]
 	if !ok {

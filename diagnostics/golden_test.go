@@ -226,9 +226,47 @@ func TestParseProviders(t *testing.T) {
 			t.Errorf("provider %d = %s, want %s", i, ps[i], want[i])
 		}
 	}
-	for _, bad := range []string{"", ":1", "P:xyz", "P:1:9", "P:1:loud"} {
+	for _, bad := range []string{"", ":1", "P:xyz", "P:1:9", "P:1:loud",
+		`P:1:4:a=1,P:2:4:b=2`, // one provider, arguments twice
+		`P:1:4:a=\q`, `P:1:4:a=\`, `P:1:4:a=\x4`, `P:1:4:a=\c1`} {
 		if _, err := ParseProviders(bad); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestProvidersMerged: a provider named twice is one, as dotnet-trace
+// merges it (the runtime would apply only a name's first entry).
+func TestProvidersMerged(t *testing.T) {
+	for _, c := range []struct{ spec, want string }{
+		{"MyES:0x1:4,MyES:0x2:4", "MyES:0x3:4"},
+		{"Microsoft-Windows-DotNETRuntime:0x8000:5,microsoft-windows-dotnetruntime:0x1:4", "Microsoft-Windows-DotNETRuntime:0x8001:5"},
+		{"P:0x1:2:a=1,P:0x10:0", "P:0x11:0:a=1"}, // LogAlways is the most verbose
+		{"P:0x1:0,P:0x10:5:b=2", "P:0x11:0:b=2"},
+	} {
+		ps, err := ParseProviders(c.spec)
+		if err != nil || len(ps) != 1 || ps[0].String() != c.want {
+			t.Errorf("%s: %v, %v; want one provider %s", c.spec, ps, err, c.want)
+		}
+	}
+}
+
+// TestProviderArgsUnescaped: arguments are unescaped as dotnet-trace's
+// Regex.Unescape does, and String escapes them back.
+func TestProviderArgsUnescaped(t *testing.T) {
+	for _, c := range []struct{ args, want string }{
+		{`FilterAndPayloadSpecs="A/B\r\nC/D"`, "FilterAndPayloadSpecs=\"A/B\r\nC/D\""},
+		{`a=\t\x41\u00e9\101\0\cJ\;\\`, "a=\tA\u00e9A\x00\n;\\"},
+		{`plain=C:/x`, "plain=C:/x"},
+	} {
+		ps, err := ParseProviders("P:1:4:" + c.args)
+		if err != nil || ps[0].Args != c.want {
+			t.Errorf("%s: %q, %v; want %q", c.args, ps[0].Args, err, c.want)
+			continue
+		}
+		again, err := ParseProviders(ps[0].String())
+		if err != nil || again[0] != ps[0] {
+			t.Errorf("%s: String %s reads back as %+v, %v", c.args, ps[0], again, err)
 		}
 	}
 }
@@ -243,6 +281,27 @@ func TestProfiles(t *testing.T) {
 	c, _ := Profile("cpu-sampling")
 	if c.Providers[0].Name != SampleProfilerName || c.MinVersion() != 1 {
 		t.Errorf("cpu-sampling = %+v (version %d)", c, c.MinVersion())
+	}
+	// dotnet-trace's profiles of the same names, as it lists them
+	// (dotnet-trace list-profiles: dotnet-common is "Equivalent to
+	// --providers Microsoft-Windows-DotNETRuntime:0x100003801D:4").
+	for name, want := range map[string]string{
+		"dotnet-common":              "Microsoft-Windows-DotNETRuntime:0x100003801D:4",
+		"dotnet-sampled-thread-time": "Microsoft-DotNETCore-SampleProfiler:0x0:4",
+		"gc-verbose":                 "Microsoft-Windows-DotNETRuntime:0x8003:5",
+		"gc-collect":                 "Microsoft-Windows-DotNETRuntime:0x1:4,Microsoft-Windows-DotNETRuntimePrivate:0x1:4",
+	} {
+		c, _ := Profile(name)
+		var got []string
+		for _, p := range c.Providers {
+			got = append(got, p.String())
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("profile %s: %s, want dotnet-trace's %s", name, strings.Join(got, ","), want)
+		}
+	}
+	if g, _ := Profile("gc-collect"); g.RundownKeyword != KeywordGC || g.MinVersion() != 4 {
+		t.Errorf("gc-collect: rundown keywords %#x (CollectTracing%d), want GC's alone", g.RundownKeyword, g.MinVersion())
 	}
 	if g, _ := Profile("gc"); g.MinVersion() != 3 {
 		t.Errorf("gc needs CollectTracing%d, want 3", g.MinVersion())

@@ -21,8 +21,8 @@
 // before its end-of-stream tag is a failure that says what was seen and
 // at which byte; the file keeps what was read (it is removed when none of
 // it is a trace). -providers takes dotnet-trace's
-// Name[:Keywords[:Level[:Args]]] list; -profile one of cpu-sampling (the
-// default), gc, gc-verbose, jit, exceptions, contention; both together
+// Name[:Keywords[:Level[:Args]]] list; -profile one of
+// diagnostics.ProfileNames (cpu-sampling, the default); both together
 // enable the union, a provider in both with -providers' keywords and
 // level (as dotnet-trace takes them). The newest CollectTracing command the request needs
 // is tried first; an older runtime that does not know it gets the closest

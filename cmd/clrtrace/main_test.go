@@ -279,9 +279,17 @@ func TestWatchLimit(t *testing.T) {
 	if len(lines) != 3 || !strings.Contains(lines[0], " Microsoft-DotNETCore-SampleProfiler/ThreadSample pid=") {
 		t.Fatalf("output:\n%s", out.String())
 	}
-	reqs := s.Requests()
-	if reqs[len(reqs)-1].ID != 1 {
-		t.Fatalf("no StopTracing after -n: %+v", reqs)
+	// StopTracing is sent before watch ends; the runtime may take it in
+	// a moment later (watch does not wait for its answer, which comes
+	// after the rundown).
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		reqs := s.Requests()
+		if reqs[len(reqs)-1].ID == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no StopTracing after -n: %+v", reqs)
+		}
 	}
 }
 
