@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clrgo/clrevents/counters"
 	"github.com/clrgo/clrevents/internal/simruntime"
@@ -135,6 +136,31 @@ func TestPrinter(t *testing.T) {
 		row("threadpool-thread-count (Count)", "      1,421,893.21 ") +
 		"[System.Runtime] " + cs[4].Time.Local().Format("15:04:05") + "\n" +
 		row("CPU Usage (%)", "              3    ")
+	if b.String() != want {
+		t.Errorf("printed\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// TestPrinterProviders: a report of another provider gets its own
+// heading, even when none of its counters' names came before.
+func TestPrinterProviders(t *testing.T) {
+	at := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	var b bytes.Buffer
+	p := counters.NewPrinter(&b)
+	for _, c := range []counters.Counter{
+		{Provider: "System.Runtime", Name: "cpu-usage", DisplayName: "CPU Usage", DisplayUnits: "%", Mean: 12.5, Count: 1},
+		{Provider: "Microsoft.AspNetCore.Hosting", Name: "current-requests", DisplayName: "Current Requests", Mean: 3, Count: 1},
+		{Provider: "System.Net.Http", Name: "current-requests", DisplayName: "Current Requests", Mean: 1, Count: 1},
+	} {
+		c.Time = at
+		if err := p.Print(&c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hm := at.Local().Format("15:04:05")
+	want := "[System.Runtime] " + hm + "\n" + row("CPU Usage (%)", "             12.5  ") +
+		"[Microsoft.AspNetCore.Hosting] " + hm + "\n" + row("Current Requests", "              3    ") +
+		"[System.Net.Http] " + hm + "\n" + row("Current Requests", "              1    ")
 	if b.String() != want {
 		t.Errorf("printed\n%s\nwant\n%s", b.String(), want)
 	}

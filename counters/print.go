@@ -14,9 +14,10 @@ import (
 // rate's as "B / 1 sec") and its value, decimal points aligned. A report
 // ends where a counter comes again.
 type Printer struct {
-	w    io.Writer
-	seen map[string]bool // counters in the current report
-	b    []byte
+	w        io.Writer
+	provider string          // the current report's provider
+	seen     map[string]bool // counters in the current report
+	b        []byte
 }
 
 // NewPrinter returns a Printer that writes to w, a write per counter.
@@ -24,11 +25,14 @@ func NewPrinter(w io.Writer) *Printer {
 	return &Printer{w: w, seen: map[string]bool{}}
 }
 
-// Print prints c, after a heading when it begins a report.
+// Print prints c, after a heading when it begins a report: the first
+// counter, one of another provider than the counter before, or one the
+// current report has already printed (the next interval's).
 func (p *Printer) Print(c *Counter) error {
 	b := p.b[:0]
-	if p.seen[c.Name] || len(p.seen) == 0 {
+	if p.seen[c.Name] || len(p.seen) == 0 || c.Provider != p.provider {
 		clear(p.seen)
+		p.provider = c.Provider
 		b = fmt.Appendf(b, "[%s] %s\n", c.Provider, c.Time.Local().Format("15:04:05"))
 	}
 	p.seen[c.Name] = true

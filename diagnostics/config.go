@@ -584,7 +584,14 @@ func ProfileAbout(name string) string { return profiles[name].about }
 
 // CountersConfig is the session dotnet-counters starts for the given
 // EventCounters providers (System.Runtime when none), reporting every
-// interval seconds: all keywords, verbose, no rundown and no stacks.
+// interval seconds: keywords 0 at Informational, as dotnet-counters asks
+// since .NET 5's tools (the EventCounters reports have no keyword, and an
+// EventSource's other events stay off), no rundown and no stacks.
+//
+// An EventSource reports at the shortest interval any session asked of
+// it: with another session on the same source at a shorter interval,
+// reports come more often than asked (counters.Counter.Series names the
+// interval a report was made at).
 func CountersConfig(intervalSec float64, providers ...string) SessionConfig {
 	if len(providers) == 0 {
 		providers = []string{SystemRuntimeCounters}
@@ -592,7 +599,7 @@ func CountersConfig(intervalSec float64, providers ...string) SessionConfig {
 	c := SessionConfig{NoRundown: true, NoStacks: true, BufferMB: 16}
 	for _, name := range providers {
 		c.Providers = append(c.Providers, Provider{
-			Name: name, Keywords: 0xFFFFFFFF, Level: LevelVerbose,
+			Name: name, Keywords: 0, Level: LevelInformational,
 			Args: "EventCounterIntervalSec=" + strconv.FormatFloat(intervalSec, 'f', -1, 64),
 		})
 	}

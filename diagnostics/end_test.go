@@ -151,6 +151,13 @@ func TestConfigs(t *testing.T) {
 		!w.NoStacks || w.BufferMB != 64 {
 		t.Errorf("WatchConfig: %+v", w)
 	}
+	// dotnet-counters' session: keywords 0 at Informational, so that an
+	// EventSource's other events stay off.
+	if c := CountersConfig(2, "System.Runtime", "My.Source"); len(c.Providers) != 2 ||
+		c.Providers[1] != (Provider{Name: "My.Source", Keywords: 0, Level: LevelInformational, Args: "EventCounterIntervalSec=2"}) ||
+		!c.NoRundown || !c.NoStacks {
+		t.Errorf("CountersConfig: %+v", c)
+	}
 	cpu, _ := Profile("cpu-sampling")
 	gc, _ := Profile("gc")
 	mine, _ := ParseProviders("My-Source:0x1:4")

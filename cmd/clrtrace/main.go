@@ -36,7 +36,9 @@
 // the stream, and quits at once on the next one.
 //
 // counters prints the System.Runtime EventCounters every S seconds (1 by
-// default), as dotnet-counters does (package counters).
+// default), as dotnet-counters does (package counters); more often when
+// another session on the process asked a shorter interval, which the
+// runtime then reports at for every session.
 //
 // serve is an always-on collector of every .NET process it finds (package
 // monitor, whose doc lists the endpoints and access rules), until SIGINT
