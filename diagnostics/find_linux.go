@@ -23,7 +23,10 @@ var hostProc = procfs{root: "/proc"}
 // /tmp when unset), seen through /proc/PID/root so that processes in
 // containers are found, under the PID the process has in its own PID
 // namespace (the last NSpid of /proc/PID/status); then this process's
-// TMPDIR and /tmp. The newest matching socket wins.
+// TMPDIR and /tmp. The newest matching socket wins; one whose path
+// through /proc/PID/root is longer than a Unix socket address holds (107
+// bytes) is taken from the TMPDIR itself when the process shares this
+// one's PID namespace.
 func Find(pid int) (string, error) { return hostProc.find(pid) }
 
 func (p procfs) find(pid int) (string, error) {
@@ -50,8 +53,9 @@ func (p procfs) find(pid int) (string, error) {
 	// Through the process's root: right inside a container, and the same
 	// directory as the host's otherwise.
 	inRoot := filepath.Join(dir, "root", tmp)
-	if s := newestSocket(inRoot, nspid); s != "" {
-		return s, nil
+	long := newestSocket(inRoot, nspid)
+	if long != "" && len(long) <= maxSocketPath {
+		return long, nil
 	}
 	looked = append(looked, inRoot)
 	dirs := clientTempDirs()
@@ -59,13 +63,23 @@ func (p procfs) find(pid int) (string, error) {
 		dirs = append([]string{tmp}, dirs...)
 	}
 	for _, d := range dirs {
-		if s := newestSocket(d, pid); s != "" {
+		if s := newestSocket(d, pid); s != "" && len(s) <= maxSocketPath {
 			return s, nil
 		}
 		looked = append(looked, d)
 	}
+	if long != "" {
+		// A socket path the runtime could bind, made too long for an
+		// address by the /proc/PID/root prefix, and not reachable
+		// without it.
+		return "", fmt.Errorf("process %d: %w: its socket %s is %d bytes long through the process's root, more than the %d a Unix socket address holds", pid, ErrNoEndpoint, long, len(long), maxSocketPath)
+	}
 	return "", noEndpoint(pid, dedupe(looked))
 }
+
+// maxSocketPath is the longest path a Unix socket address holds on Linux
+// (sun_path is 108 bytes, with its NUL).
+const maxSocketPath = 107
 
 func dedupe(s []string) []string {
 	seen := map[string]bool{}

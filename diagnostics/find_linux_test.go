@@ -1,10 +1,12 @@
 package diagnostics
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -61,5 +63,67 @@ func TestFindContainer(t *testing.T) {
 	}
 	if n := parseNSpid([]byte("NSpid:\t5\n"), 5); n != 5 {
 		t.Errorf("parseNSpid = %d", n)
+	}
+}
+
+// TestFindLongRoot: a socket the runtime could bind in its TMPDIR, whose
+// path through /proc/PID/root is longer than a Unix socket address
+// holds, is taken from the TMPDIR itself when the process shares our PID
+// namespace; not reachable otherwise, the error says why.
+func TestFindLongRoot(t *testing.T) {
+	tmp := shortTempDir(t)
+	sock := filepath.Join(tmp, "dotnet-diagnostic-321-1234567-socket")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	// A /proc whose PID directory sits deep enough that root/TMPDIR/name
+	// runs past 107 bytes; its root is the real one.
+	root := filepath.Join(t.TempDir(), strings.Repeat("p", 60))
+	p := filepath.Join(root, "321")
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/", filepath.Join(p, "root")); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(p, "environ"), []byte("TMPDIR="+tmp+"\x00"), 0o644)
+	status := filepath.Join(p, "status")
+	os.WriteFile(status, []byte("NSpid:\t321\n"), 0o644)
+	fs := procfs{root: root}
+	if long := filepath.Join(p, "root", sock); len(long) <= maxSocketPath {
+		t.Fatalf("the path through the root is %d bytes: the test needs more than %d", len(long), maxSocketPath)
+	}
+	if got, err := fs.find(321); err != nil || got != sock {
+		t.Fatalf("find = %q, %v; want %q", got, err, sock)
+	}
+	// In a PID namespace of its own (PID 5 there), only the root reaches
+	// its socket.
+	ln5, err := net.Listen("unix", filepath.Join(tmp, "dotnet-diagnostic-5-1234567-socket"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln5.Close()
+	os.WriteFile(status, []byte("NSpid:\t321\t5\n"), 0o644)
+	t.Setenv("TMPDIR", t.TempDir())
+	if _, err := fs.find(321); !errors.Is(err, ErrNoEndpoint) || !strings.Contains(err.Error(), "more than the 107 a Unix socket address holds") {
+		t.Fatalf("find in another namespace: %v", err)
+	}
+}
+
+// TestStaleSocket: a socket file nothing listens on (its runtime was
+// killed) is ErrNoProcess, naming the file.
+func TestStaleSocket(t *testing.T) {
+	sock := filepath.Join(shortTempDir(t), "dotnet-diagnostic-999-1-socket")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close()
+	_, err = NewClientAddress(999, sock).ProcessInfo(context.Background())
+	if !errors.Is(err, ErrNoProcess) || !strings.Contains(err.Error(), "its runtime has exited, leaving its socket (dial unix "+sock) {
+		t.Fatalf("ProcessInfo on a stale socket: %v", err)
 	}
 }

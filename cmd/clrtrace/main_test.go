@@ -232,7 +232,7 @@ func TestErrors(t *testing.T) {
 		}
 		ln.(*net.UnixListener).SetUnlinkOnClose(false)
 		ln.Close()
-		check(t, []string{"watch", "-p", pid}, "process "+pid+": CollectTracing3: dial unix")
+		check(t, []string{"watch", "-p", pid}, "process "+pid+": CollectTracing3: no such process: its runtime has exited, leaving its socket (dial unix")
 	})
 	t.Run("runtime error", func(t *testing.T) {
 		sim(t, simruntime.Config{CollectError: simruntime.EFail})
