@@ -14,7 +14,10 @@ import (
 
 // procfs reads what discovery needs from a /proc tree; tests point it at
 // a fake one.
-type procfs struct{ root string }
+type procfs struct {
+	root string
+	dirs *socketDirs // a discovery pass's directory listings; nil: none kept
+}
 
 var hostProc = procfs{root: "/proc"}
 
@@ -38,7 +41,7 @@ func (p procfs) find(pid int) (string, error) {
 		// Not in our /proc (another PID namespace, or gone): a socket
 		// under that PID in our TMPDIR is still worth a try.
 		for _, d := range clientTempDirs() {
-			if s := newestSocket(d, pid); s != "" {
+			if s := p.dirs.newest(d, pid); s != "" {
 				return s, nil
 			}
 		}
@@ -53,7 +56,7 @@ func (p procfs) find(pid int) (string, error) {
 	// Through the process's root: right inside a container, and the same
 	// directory as the host's otherwise.
 	inRoot := filepath.Join(dir, "root", tmp)
-	long := newestSocket(inRoot, nspid)
+	long := p.dirs.newest(inRoot, nspid)
 	if long != "" && len(long) <= maxSocketPath {
 		return long, nil
 	}
@@ -63,7 +66,7 @@ func (p procfs) find(pid int) (string, error) {
 		dirs = append([]string{tmp}, dirs...)
 	}
 	for _, d := range dirs {
-		if s := newestSocket(d, pid); s != "" && len(s) <= maxSocketPath {
+		if s := p.dirs.newest(d, pid); s != "" && len(s) <= maxSocketPath {
 			return s, nil
 		}
 		looked = append(looked, d)
@@ -148,6 +151,7 @@ func (p procfs) processes() ([]Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.dirs = newSocketDirs() // each directory listed once in this pass
 	var out []Process
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())

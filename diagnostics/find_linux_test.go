@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -126,4 +127,68 @@ func TestStaleSocket(t *testing.T) {
 	if !errors.Is(err, ErrNoProcess) || !strings.Contains(err.Error(), "its runtime has exited, leaving its socket (dial unix "+sock) {
 		t.Fatalf("ProcessInfo on a stale socket: %v", err)
 	}
+}
+
+// fakeHost makes a /proc of n processes that share one TMPDIR (their
+// roots are the real one), each with a socket there, among other files.
+func fakeHost(tb testing.TB, n, others int) procfs {
+	tmp := shortTempDir(tb)
+	root := tb.TempDir()
+	for i := range others {
+		os.WriteFile(filepath.Join(tmp, "other-"+strconv.Itoa(i)), nil, 0o644)
+	}
+	for pid := 1000; pid < 1000+n; pid++ {
+		p := filepath.Join(root, strconv.Itoa(pid))
+		os.MkdirAll(p, 0o755)
+		os.Symlink("/", filepath.Join(p, "root"))
+		os.WriteFile(filepath.Join(p, "environ"), []byte("TMPDIR="+tmp+"\x00"), 0o644)
+		os.WriteFile(filepath.Join(p, "status"), []byte("NSpid:\t"+strconv.Itoa(pid)+"\n"), 0o644)
+		ln, err := net.Listen("unix", filepath.Join(tmp, "dotnet-diagnostic-"+strconv.Itoa(pid)+"-1-socket"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { ln.Close() })
+	}
+	return procfs{root: root}
+}
+
+// TestProcessesShared: a pass finds every process of a shared TMPDIR,
+// listing it once.
+func TestProcessesShared(t *testing.T) {
+	fs := fakeHost(t, 40, 100)
+	procs, err := fs.processes()
+	if err != nil || len(procs) != 40 || procs[0].PID != 1000 || procs[39].PID != 1039 {
+		t.Fatalf("processes = %d, %v", len(procs), err)
+	}
+	for _, p := range procs {
+		if filepath.Base(p.Address) != "dotnet-diagnostic-"+strconv.Itoa(p.PID)+"-1-socket" {
+			t.Fatalf("process %d: %s", p.PID, p.Address)
+		}
+	}
+}
+
+// BenchmarkProcesses: a discovery pass over 300 processes whose TMPDIR
+// (shared) holds 3,000 other files; "each" is a pass that lists the
+// directory for each process, as passes did before the listings were
+// kept.
+func BenchmarkProcesses(b *testing.B) {
+	fs := fakeHost(b, 300, 3000)
+	b.Run("pass", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if procs, _ := fs.processes(); len(procs) != 300 {
+				b.Fatal(len(procs))
+			}
+		}
+	})
+	b.Run("each", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for pid := 1000; pid < 1300; pid++ {
+				if _, err := fs.find(pid); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
 }

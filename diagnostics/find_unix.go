@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // socketPrefix and socketSuffix frame the runtime's socket name,
@@ -40,13 +41,58 @@ func parseSocketName(name string) (int, bool) {
 // newestSocket returns the most recently modified socket of pid in dir
 // (a runtime that restarted with the same PID leaves an older one), or
 // "".
-func newestSocket(dir string, pid int) string {
-	matches, _ := filepath.Glob(filepath.Join(dir, socketPrefix+strconv.Itoa(pid)+"-*"+socketSuffix))
+func newestSocket(dir string, pid int) string { return (*socketDirs)(nil).newest(dir, pid) }
+
+// socketDirs keeps the diagnostic sockets' names of each directory one
+// discovery pass lists, by the directory's device and inode, so that a
+// pass over every process lists a directory the processes share (/tmp,
+// seen through each one's /proc/PID/root) once, not once a process. nil
+// lists a directory each time it is asked.
+type socketDirs struct {
+	names map[[2]uint64][]string
+}
+
+func newSocketDirs() *socketDirs { return &socketDirs{names: map[[2]uint64][]string{}} }
+
+// list returns the names in dir that begin as a diagnostic socket's.
+func (c *socketDirs) list(dir string) []string {
+	var key [2]uint64
+	if c != nil {
+		st, err := os.Stat(dir)
+		if err != nil {
+			return nil
+		}
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+			key = [2]uint64{uint64(sys.Dev), uint64(sys.Ino)}
+			if names, ok := c.names[key]; ok {
+				return names
+			}
+		}
+	}
+	var names []string
+	if f, err := os.Open(dir); err == nil {
+		all, _ := f.Readdirnames(-1)
+		f.Close()
+		for _, n := range all {
+			if strings.HasPrefix(n, socketPrefix) {
+				names = append(names, n)
+			}
+		}
+	}
+	if c != nil && key != ([2]uint64{}) {
+		c.names[key] = names
+	}
+	return names
+}
+
+// newest returns the most recently modified socket of pid in dir, or "".
+func (c *socketDirs) newest(dir string, pid int) string {
 	best, bestT := "", int64(0)
-	for _, m := range matches {
-		if p, ok := parseSocketName(filepath.Base(m)); !ok || p != pid {
+	for _, n := range c.list(dir) {
+		if p, ok := parseSocketName(n); !ok || p != pid {
 			continue
 		}
+		m := filepath.Join(dir, n)
 		st, err := os.Stat(m)
 		if err != nil || st.Mode()&os.ModeSocket == 0 {
 			continue

@@ -42,7 +42,7 @@ func startSim(t *testing.T, cfg simruntime.Config) (*simruntime.Server, *Client)
 
 // shortTempDir is a temporary directory with a path short enough for a
 // Unix socket (108 bytes).
-func shortTempDir(t *testing.T) string {
+func shortTempDir(t testing.TB) string {
 	t.Helper()
 	d, err := os.MkdirTemp("", "clrd")
 	if err != nil {
