@@ -33,8 +33,14 @@
 // the JIT and loader keywords alone at Verbose, names them (at Verbose the
 // monitoring session's method loads do). Together they keep the process's
 // code map current, so a profile window needs no rundown of its own and
-// names the methods its stacks run through. A window (profile or trace) is a session of its own
-// for its duration; one window per process at a time (409 otherwise).
+// names the methods its stacks run through. These sessions belong to the
+// attach: when its monitoring stream ends they are stopped (StopTracing,
+// the drain) before the process can be attached again, so a process
+// whose monitoring stream ends early while it still answers, attached
+// again at the next poll, has at most the three open at any time (the
+// runtime allows 64 sessions at once). A window (profile or trace) is a
+// session of its own for its duration; one window per process at a time
+// (409 otherwise).
 //
 // # Bounds
 //
@@ -376,13 +382,31 @@ func (m *Monitor) watch(ctx context.Context, p *proc) {
 
 	// Prime the code map from a rundown while the stream is read, and
 	// below Verbose name the methods compiled from now on in a session
-	// of their own (namesConfig), which then keeps the map.
-	m.wg.Add(1)
-	go m.prime(ctx, p)
+	// of their own (namesConfig), which then keeps the map. Both belong
+	// to this attach: when the monitoring stream ends (the process
+	// exited, or the stream ended early while the process still
+	// answers, after which the next poll attaches again) they are
+	// stopped (StopTracing, the drain) and waited for before watch
+	// returns, so that an attach never leaves sessions behind in the
+	// process (the runtime allows 64 at once).
+	actx, acancel := context.WithCancel(ctx)
+	var helpers sync.WaitGroup
+	defer func() {
+		acancel()
+		helpers.Wait()
+	}()
+	helpers.Add(1)
+	go func() {
+		defer helpers.Done()
+		m.prime(actx, p)
+	}()
 	names := m.o.RuntimeLevel < diagnostics.LevelVerbose
 	if names {
-		m.wg.Add(1)
-		go m.names(ctx, p)
+		helpers.Add(1)
+		go func() {
+			defer helpers.Done()
+			m.names(actx, p)
+		}()
 	}
 
 	for {
@@ -420,7 +444,6 @@ func (m *Monitor) watch(ctx context.Context, p *proc) {
 
 // prime feeds p's code map with a rundown: a session stopped at once.
 func (m *Monitor) prime(ctx context.Context, p *proc) {
-	defer m.wg.Done()
 	err := m.readSession(ctx, p, primeConfig, 0, func(_ *trace.Reader, e *trace.Event) {
 		if symbols.IsCodeEvent(e.Name()) {
 			p.symMu.Lock()
@@ -444,10 +467,10 @@ func (m *Monitor) exited(p *proc) bool {
 }
 
 // names feeds p's code map with the methods compiled and the modules
-// loaded while p is monitored, named (namesConfig), until ctx ends or the
+// loaded while p is monitored, named (namesConfig), until ctx ends (the
+// attach's: its monitoring stream ended, or the monitor stops) or the
 // process does.
 func (m *Monitor) names(ctx context.Context, p *proc) {
-	defer m.wg.Done()
 	err := m.readSession(ctx, p, namesConfig, math.MaxInt64, func(_ *trace.Reader, e *trace.Event) {
 		if symbols.IsCodeEvent(e.Name()) {
 			p.symMu.Lock()
