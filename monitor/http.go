@@ -157,8 +157,12 @@ func (m *Monitor) serveTrace(w http.ResponseWriter, r *http.Request) {
 	case !sw.started:
 		windowError(w, err)
 	default:
-		// Too late for a status: the stream is cut, which readers see.
-		m.logf("trace of process %d: %v", pid, err)
+		// Too late for a status: abort the response, so that the
+		// client sees a failure (its read of the body fails) and not a
+		// body that ends as a trace cut short by its process's exit
+		// does.
+		m.logf("trace of process %d: %v: response aborted", pid, err)
+		panic(http.ErrAbortHandler)
 	}
 }
 

@@ -42,6 +42,22 @@
 // session of its own for its duration; one window per process at a time
 // (409 otherwise).
 //
+// # Trace responses
+//
+// /trace streams the session's bytes as they come, so its status (200)
+// is sent with the first of them. A failure before then is an HTTP error
+// (404, 409, 500, …). After it, a client sees one of three ends: the
+// body ends with the nettrace end-of-stream tag (the window ran its
+// course, or the monitor stopped during it: after StopTracing the
+// runtime writes the rundown and the end); the body ends cleanly without that
+// tag (the process exited during the window: what it recorded until
+// then, which a trace reader reads up to the cut; no failure, not
+// counted); or the response is aborted (any other failure after the
+// first byte: the connection is reset, with HTTP/1.1 the chunked body
+// ends without its last chunk, so the client's read fails; logged, and
+// counted under stage window unless it was the write to the client
+// that failed).
+//
 // # Bounds
 //
 // Windows last 1 to Options.MaxWindow seconds (300 by default; 400 for

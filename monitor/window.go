@@ -124,7 +124,12 @@ func writeWindow(w io.Writer, b *profile.Builder, o profile.Options, start time.
 // starts for profileName and providers (diagnostics.CollectConfig: the
 // named profile, else cpu-sampling) and writes its .nettrace stream to w as
 // it comes, rundown included. It returns ErrNotMonitored, ErrBusy, a
-// configuration error, or the copy's.
+// configuration error, or the copy's. A window whose stream is cut short
+// by the process's exit, after some of it was written, is what was
+// recorded and no error, as for Profile: w then holds the stream up to
+// where the process stopped, without the end-of-stream tag (a reader
+// gives the events recorded, then reports the trace cut short). A stream
+// that ends early while the process still answers is an error.
 func (m *Monitor) Trace(ctx context.Context, pid int, profileName, providers string, d time.Duration, w io.Writer) error {
 	cfg, err := diagnostics.CollectConfig(profileName, providers)
 	if err != nil {
@@ -143,15 +148,20 @@ func (m *Monitor) Trace(ctx context.Context, pid int, profileName, providers str
 		return procErr(pid, err)
 	}
 	defer s.Close()
+	start := time.Now()
 	cancelStop := m.stopAfter(ctx, s, d)
 	res := s.Copy(w)
 	cancelStop()
 	switch {
 	case res.WriteErr != nil:
 		return fmt.Errorf("process %d: writing the trace after %d bytes: %w", pid, res.N, res.WriteErr)
+	case res.Err != nil && res.N > 0 && m.exited(p):
+		// The stream was cut short by the process's exit: what was
+		// written is the trace, and no failure of the monitor's.
+		m.logf("process %d: the trace window ended after %v and %d bytes, its stream cut short by the process's exit: %v", pid, time.Since(start).Round(time.Millisecond), res.N, res.Err)
 	case res.Err != nil:
 		m.errs[stageWindow].Add(1)
-		return fmt.Errorf("process %d: after %d bytes: %w", pid, res.N, res.Err)
+		return fmt.Errorf("process %d: the trace window's stream failed after %d bytes: %w", pid, res.N, res.Err)
 	}
 	return nil
 }
