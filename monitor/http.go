@@ -21,7 +21,8 @@ import (
 )
 
 // Handler serves the endpoints listed in the package doc. It applies no
-// access control: mount it behind RequireToken, or use ListenAndServe.
+// access control: mount it behind RequireToken (or, on a loopback
+// listener without a token, LoopbackHost), or use ListenAndServe.
 func (m *Monitor) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/processes", m.serveProcesses)
@@ -66,6 +67,41 @@ func RequireToken(token string, h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// LoopbackHost serves h only to requests whose Host is a loopback name
+// or address: localhost, an IPv4 address in 127.0.0.0/8 or ::1, with or
+// without a port. The others get 421 (Misdirected Request), naming the
+// Host refused. It is the guard against DNS rebinding that a loopback
+// listener without a token needs: a web page the user's browser loaded
+// from attacker.example can make that name resolve to 127.0.0.1 and
+// then read the answers (process command lines, traces) as its own; its
+// requests still carry Host: attacker.example. ListenAndServe applies it
+// when no token is required (a token guards against rebinding itself:
+// the page cannot send it).
+func LoopbackHost(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isLoopbackHost(r.Host) {
+			http.Error(w, fmt.Sprintf("Host %q is not a loopback name or address: without a token only requests to localhost, 127.0.0.0/8 or ::1 are served (a guard against DNS rebinding)", r.Host), http.StatusMisdirectedRequest)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// isLoopbackHost reports whether a request's Host (host or host:port) is
+// localhost or a loopback IP address.
+func isLoopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1] // [::1] without a port
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func (m *Monitor) serveProcesses(w http.ResponseWriter, r *http.Request) {
@@ -225,7 +261,9 @@ func IsLoopback(addr string) bool {
 
 // ListenAndServe runs m (Run) and serves its Handler on addr until ctx
 // ends: loopback only unless a.Token is set (ErrNeedToken otherwise),
-// with the token required when set, over TLS when a.CertFile and
+// with the token required when set, and without a token only to
+// requests whose Host is a loopback name or address (LoopbackHost: 421
+// otherwise, against DNS rebinding), over TLS when a.CertFile and
 // a.KeyFile are. When ctx ends it stops accepting requests, ends the
 // windows running, stops every session and returns nil. ready, when not
 // nil, is called with the address listened on once requests are served.
@@ -253,6 +291,8 @@ func ListenAndServe(ctx context.Context, addr string, m *Monitor, a Access, read
 	h := m.Handler()
 	if a.Token != "" {
 		h = RequireToken(a.Token, h)
+	} else {
+		h = LoopbackHost(h)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

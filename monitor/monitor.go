@@ -19,6 +19,11 @@
 //
 // or ListenAndServe, which adds the access rules clrtrace serve applies
 // (loopback only unless a bearer token is required, TLS when given).
+// Without a token it serves only requests whose Host is localhost,
+// 127.0.0.0/8 or ::1 (with or without a port), and answers the others
+// 421: a web page whose name an attacker makes resolve to 127.0.0.1 (DNS
+// rebinding) gets nothing from the user's browser. Behind a proxy or a
+// name of your own, require a token.
 //
 // # Sessions
 //
