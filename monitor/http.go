@@ -138,7 +138,7 @@ func windowError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, ErrNotMonitored):
 		code = http.StatusNotFound
-	case errors.Is(err, ErrBusy):
+	case errors.Is(err, ErrBusy), errors.Is(err, ErrNotAttached):
 		code = http.StatusConflict
 	}
 	http.Error(w, oneLine(err.Error()), code)

@@ -45,7 +45,9 @@
 // again at the next poll, has at most the three open at any time (the
 // runtime allows 64 sessions at once). A window (profile or trace) is a
 // session of its own for its duration; one window per process at a time
-// (409 otherwise).
+// (409 otherwise). A window needs its process attached: one not listed
+// in /processes is 404; one listed as attaching, failed or detached is
+// 409, naming its state and, for failed, the error.
 //
 // # Trace responses
 //
@@ -616,20 +618,28 @@ func (m *Monitor) Processes() []ProcessState {
 	return out
 }
 
-// attached returns process pid if its monitoring session runs.
-func (m *Monitor) attached(pid int) *proc {
+// attached returns process pid if its monitoring session runs; else
+// ErrNotMonitored for a process not listed, or ErrNotAttached naming the
+// state of one listed (and the error of one that failed).
+func (m *Monitor) attached(pid int) (*proc, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p := m.procs[pid]
 	if p == nil {
-		return nil
+		return nil, fmt.Errorf("process %d: %w", pid, ErrNotMonitored)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.state != StateAttached {
-		return nil
+	switch {
+	case p.state == StateAttached:
+		return p, nil
+	case p.state == StateAttaching:
+		return nil, fmt.Errorf("process %d: %w: it is %s (try again in a moment)", pid, ErrNotAttached, p.state)
+	case p.err != "":
+		return nil, fmt.Errorf("process %d: %w: it is %s: %s", pid, ErrNotAttached, p.state, strings.TrimPrefix(p.err, fmt.Sprintf("process %d: ", pid)))
+	default:
+		return nil, fmt.Errorf("process %d: %w: it is %s", pid, ErrNotAttached, p.state)
 	}
-	return p
 }
 
 // health is the monitor's own metrics.

@@ -18,8 +18,14 @@ import (
 // ErrBusy is returned when a process already has a window running.
 var ErrBusy = errors.New("a profile or trace window is already running for this process")
 
-// ErrNotMonitored is returned for a process the monitor has no session on.
+// ErrNotMonitored is returned for a process the monitor does not list.
 var ErrNotMonitored = errors.New("no such process monitored")
+
+// ErrNotAttached is returned for a process the monitor lists without a
+// monitoring session running: still attaching, failed to attach (the
+// error says why; it is tried again after a back-off), or detached. The
+// error names the state.
+var ErrNotAttached = errors.New("a window needs the process attached")
 
 // windowConfig is the session of a profile window of kind k: its stacks,
 // without a rundown (the process's code map names the frames).
@@ -38,9 +44,9 @@ func windowConfig(k profile.Kind) diagnostics.SessionConfig {
 
 // acquire takes process pid's window slot: release it when done.
 func (m *Monitor) acquire(pid int) (*proc, error) {
-	p := m.attached(pid)
-	if p == nil {
-		return nil, fmt.Errorf("process %d: %w", pid, ErrNotMonitored)
+	p, err := m.attached(pid)
+	if err != nil {
+		return nil, err
 	}
 	if !p.window.CompareAndSwap(false, true) {
 		return nil, fmt.Errorf("process %d: %w", pid, ErrBusy)
@@ -52,8 +58,9 @@ func (m *Monitor) acquire(pid int) (*proc, error) {
 // (CPU, Alloc or Contention) to w as gzipped pprof. The window is a
 // session of its own, without a rundown: its stacks resolve through the
 // process's code map, primed at attach and kept current by the monitoring
-// session. It returns ErrNotMonitored, ErrBusy (a window is running), or
-// the session's error; ctx ends the window early. A window whose stream
+// session. It returns ErrNotMonitored, ErrNotAttached (the process is
+// listed in another state than attached), ErrBusy (a window is running),
+// or the session's error; ctx ends the window early. A window whose stream
 // is cut short (the process exited) is the profile of what was recorded,
 // its duration the time recorded, and no error.
 func (m *Monitor) Profile(ctx context.Context, pid int, k profile.Kind, d time.Duration, w io.Writer) error {
@@ -123,8 +130,8 @@ func writeWindow(w io.Writer, b *profile.Builder, o profile.Options, start time.
 // Trace records process pid for d with the session that clrtrace collect
 // starts for profileName and providers (diagnostics.CollectConfig: the
 // named profile, else cpu-sampling) and writes its .nettrace stream to w as
-// it comes, rundown included. It returns ErrNotMonitored, ErrBusy, a
-// configuration error, or the copy's. A window whose stream is cut short
+// it comes, rundown included. It returns ErrNotMonitored, ErrNotAttached,
+// ErrBusy, a configuration error, or the copy's. A window whose stream is cut short
 // by the process's exit, after some of it was written, is what was
 // recorded and no error, as for Profile: w then holds the stream up to
 // where the process stopped, without the end-of-stream tag (a reader
