@@ -35,13 +35,28 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "TLS certificate file (with -tls-key): serve HTTPS")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "TLS private key file")
 	fs.Var(&c.PIDs, "pid", "monitor only this process (repeat for more); all .NET processes found when none")
-	fs.DurationVar(&c.Poll, "poll", 2*time.Second, "how often to look for new processes")
+	fs.DurationVar(&c.Poll, "poll", 2*time.Second, "how often to look for new processes (at least "+MinPoll.String()+")")
 	fs.BoolVar(&c.Verbose, "verbose", false, "runtime events at Verbose: allocation ticks and JIT compile times (more overhead)")
 }
 
+// MinPoll is the shortest -poll Config takes: a discovery pass reads
+// every process's /proc entries (all of them without -pid).
+const MinPoll = 100 * time.Millisecond
+
 // Serve runs the collector until ctx ends (see ListenAndServe), logging
-// with logf: attaches, detaches, failures, and the address served on.
+// with logf: attaches, detaches, failures, and the address served on. A
+// Poll of 0 is the default (2 s); one below MinPoll, and TLS with only
+// one of its two files, are errors naming the flag.
 func (c *Config) Serve(ctx context.Context, logf func(format string, args ...any)) error {
+	if c.Poll < 0 || c.Poll > 0 && c.Poll < MinPoll {
+		return fmt.Errorf("-poll %v: at least %v (0 for the default, 2s)", c.Poll, MinPoll)
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		if c.TLSCert == "" {
+			return fmt.Errorf("-tls-key %s without -tls-cert: HTTPS needs both", c.TLSKey)
+		}
+		return fmt.Errorf("-tls-cert %s without -tls-key: HTTPS needs both", c.TLSCert)
+	}
 	var a Access
 	if c.TokenFile != "" {
 		b, err := os.ReadFile(c.TokenFile)

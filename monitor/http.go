@@ -272,7 +272,7 @@ func ListenAndServe(ctx context.Context, addr string, m *Monitor, a Access, read
 		return fmt.Errorf("%s: %w", addr, ErrNeedToken)
 	}
 	if (a.CertFile == "") != (a.KeyFile == "") {
-		return errors.New("TLS needs both a certificate and a key")
+		return errors.New("TLS needs both a certificate and a key (Access.CertFile and Access.KeyFile)")
 	}
 	var tlsConfig *tls.Config
 	if a.CertFile != "" {

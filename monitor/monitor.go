@@ -117,7 +117,9 @@ type Options struct {
 	// Drain bounds the wait for the end of a stream after StopTracing
 	// (0: 10 s).
 	Drain time.Duration
-	// Discover lists the processes to monitor (nil: diagnostics.Processes).
+	// Discover lists the processes to monitor (nil: diagnostics.Processes;
+	// with PIDs, the endpoints of those processes alone, without listing
+	// every process of the host).
 	Discover func() ([]diagnostics.Process, error)
 	// Metrics bounds the metrics kept per process.
 	Metrics metrics.Options
@@ -173,6 +175,9 @@ func New(o Options) *Monitor {
 	}
 	if o.Discover == nil {
 		o.Discover = diagnostics.Processes
+		if len(o.PIDs) > 0 {
+			o.Discover = findPIDs(o.PIDs, o.Logf)
+		}
 	}
 	m := &Monitor{o: o, set: metrics.New(o.Metrics), registry: prometheus.NewRegistry(),
 		procs: map[int]*proc{}, backoff: map[int]time.Time{}}
@@ -259,6 +264,31 @@ func (m *Monitor) Run(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
+	}
+}
+
+// findPIDs discovers the given processes alone (diagnostics.Find for
+// each), logging when one is not found and when it is again.
+func findPIDs(pids []int, logf func(format string, args ...any)) func() ([]diagnostics.Process, error) {
+	missing := map[int]string{} // by PID, why it was not found last time
+	return func() ([]diagnostics.Process, error) {
+		var out []diagnostics.Process
+		for _, pid := range pids {
+			addr, err := diagnostics.Find(pid)
+			if err != nil {
+				if why := err.Error(); missing[pid] != why && logf != nil {
+					logf("process %d (given with -pid): not found: %v", pid, err)
+					missing[pid] = why
+				}
+				continue
+			}
+			if _, ok := missing[pid]; ok && logf != nil {
+				logf("process %d (given with -pid): found at %s", pid, addr)
+			}
+			delete(missing, pid)
+			out = append(out, diagnostics.Process{PID: pid, Address: addr})
+		}
+		return out, nil
 	}
 }
 
