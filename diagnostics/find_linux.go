@@ -151,7 +151,7 @@ func (p procfs) processes() ([]Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.dirs = newSocketDirs() // each directory listed once in this pass
+	p.dirs = &socketDirs{names: map[[2]uint64][]string{}} // each directory listed once in this pass
 	var out []Process
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())

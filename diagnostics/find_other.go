@@ -19,7 +19,7 @@ func Find(pid int) (string, error) {
 	}
 	dirs := clientTempDirs()
 	for _, d := range dirs {
-		if s := newestSocket(d, pid); s != "" {
+		if s := noListings.newest(d, pid); s != "" {
 			return s, nil
 		}
 	}
@@ -28,6 +28,9 @@ func Find(pid int) (string, error) {
 	}
 	return "", noEndpoint(pid, dirs)
 }
+
+// noListings reads a directory each time it is asked.
+var noListings *socketDirs
 
 func alive(pid int) bool {
 	err := syscall.Kill(pid, 0)
@@ -46,7 +49,7 @@ func Processes() ([]Process, error) {
 			if !ok || seen[pid] || !alive(pid) {
 				continue
 			}
-			if s := newestSocket(d, pid); s != "" {
+			if s := noListings.newest(d, pid); s != "" {
 				seen[pid] = true
 				out = append(out, Process{PID: pid, Address: s})
 			}

@@ -38,11 +38,6 @@ func parseSocketName(name string) (int, bool) {
 	return pid, true
 }
 
-// newestSocket returns the most recently modified socket of pid in dir
-// (a runtime that restarted with the same PID leaves an older one), or
-// "".
-func newestSocket(dir string, pid int) string { return (*socketDirs)(nil).newest(dir, pid) }
-
 // socketDirs keeps the diagnostic sockets' names of each directory one
 // discovery pass lists, by the directory's device and inode, so that a
 // pass over every process lists a directory the processes share (/tmp,
@@ -51,8 +46,6 @@ func newestSocket(dir string, pid int) string { return (*socketDirs)(nil).newest
 type socketDirs struct {
 	names map[[2]uint64][]string
 }
-
-func newSocketDirs() *socketDirs { return &socketDirs{names: map[[2]uint64][]string{}} }
 
 // list returns the names in dir that begin as a diagnostic socket's.
 func (c *socketDirs) list(dir string) []string {
@@ -85,7 +78,8 @@ func (c *socketDirs) list(dir string) []string {
 	return names
 }
 
-// newest returns the most recently modified socket of pid in dir, or "".
+// newest returns the most recently modified socket of pid in dir (a
+// runtime that restarted with the same PID leaves an older one), or "".
 func (c *socketDirs) newest(dir string, pid int) string {
 	best, bestT := "", int64(0)
 	for _, n := range c.list(dir) {
