@@ -345,6 +345,21 @@ func (tw *traceWriter) commitFiles() (keep bool, err error) {
 	if err := tw.at("claim", 0); err != nil {
 		return drop(err)
 	}
+	// The identity's claim: of writers committing copies of the trace
+	// under other names, one at a time checks the identity and commits.
+	// It goes once the identity's file is in place, or the commit is
+	// given up; a record left for the next Create keeps it, as a stop
+	// does (that Create removes it with the rest).
+	claim, err := tw.id.claim(d.tmp, tw.name)
+	if err != nil {
+		return drop(err)
+	}
+	drop = func(err error) (bool, error) {
+		jf.Close()
+		os.Remove(jpath)
+		os.Remove(claim)
+		return false, err
+	}
 	// The traces table last: a trace whose row is in traces is whole,
 	// whatever a reader sees during the renames. The identity's file
 	// before it.
@@ -374,24 +389,26 @@ func (tw *traceWriter) commitFiles() (keep bool, err error) {
 	if err != nil {
 		return drop(err)
 	}
-	if err := jf.Close(); err != nil {
+	// From here the record is closed: giving up removes it and the claim.
+	undo := func(err error) (bool, error) {
 		os.Remove(jpath)
+		os.Remove(claim)
 		return false, err
+	}
+	if err := jf.Close(); err != nil {
+		return undo(err)
 	}
 	// The commit point: from here on the trace goes in.
 	if err := tw.at("journal", 0); err != nil {
-		os.Remove(jpath)
-		return false, err
+		return undo(err)
 	}
 	if err := d.ensureMarker(); err != nil {
-		os.Remove(jpath)
-		return false, err
+		return undo(err)
 	}
 	made, err := makeFolders(order)
 	if err != nil {
 		removeEmpty(made)
-		os.Remove(jpath)
-		return false, err
+		return undo(err)
 	}
 	for i, t := range order {
 		err := tw.at("rename", i)
@@ -410,13 +427,13 @@ func (tw *traceWriter) commitFiles() (keep bool, err error) {
 			}
 		}
 		removeEmpty(made)
-		os.Remove(jpath)
-		return false, err
+		return undo(err)
 	}
 	tw.at("renamed", 0) // (a test's stop after the renames)
 	// Done: a record left here (a failed removal, a stop) makes the next
 	// Create find every file in place, and only remove the record.
 	os.Remove(jpath)
+	os.Remove(claim)
 	os.RemoveAll(tw.stage)
 	return false, nil
 }

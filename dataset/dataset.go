@@ -137,23 +137,30 @@
 // in a folder engines skip), flushes them to disk, then commits them:
 //
 //  1. it creates DIR/_clrevents_tmp/T.commit, which fails when another
-//     writer is committing the same trace, and checks that no file of the
-//     trace is in the dataset;
-//  2. it writes there the list of files to move, flushed to disk, with a
-//     last line that tells a whole list from one cut short: the commit
-//     point;
+//     writer is committing the same trace under the same name, then
+//     claims the trace's identity, creating DIR/_clrevents_tmp/ID.claim,
+//     which waits while another writer is committing a copy of the trace
+//     under another name (and fails if that writer has not finished in
+//     10 seconds), and checks that the identity has no file and that no
+//     file of the trace is in the dataset: of writers adding copies of a
+//     trace at once, one commits it, and the others fail as the trace
+//     already in the dataset;
+//  2. it writes in T.commit the list of files to move, flushed to disk,
+//     with a last line that tells a whole list from one cut short: the
+//     commit point;
 //  3. it renames each file into its table's folder, made if missing, the
-//     traces table last;
-//  4. it removes the list and the staging folder.
+//     identity's file and then the traces table last;
+//  4. it removes the list, the claim and the staging folder.
 //
 // A cancelled context stops a trace until its commit begins (step 1), not
 // after: the renames take milliseconds. A failed rename takes back the
 // renames before it and the folders it made. A writer that stops dead
-// (killed, crashed, out of power) leaves its staging folder, and the list
-// if it got to step 2; the next Create of the dataset completes the
-// renames of each whole list (Recovered names those traces) and removes
-// everything else in DIR/_clrevents_tmp. Until then, engines may see part
-// of such a trace.
+// (killed, crashed, out of power) leaves its staging folder, its claim if
+// it got to it, and the list if it got to step 2; the next Create of the
+// dataset completes the renames of each whole list (Recovered names those
+// traces) and removes everything else in DIR/_clrevents_tmp, claims
+// included. Until then, engines may see part of such a trace, and a
+// writer adding a copy of it fails after waiting for its claim.
 //
 // Each writer holds a shared lock on DIR/_clrevents_tmp/lock from Create
 // to Close, and Create clears leftovers only when it can take the lock

@@ -3,12 +3,16 @@ package dataset
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"hash/fnv"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/clrgo/clrevents/trace"
 )
@@ -22,6 +26,16 @@ import (
 // was added by; a trace whose identity has one is not added again. A
 // trace cut short is the same trace as the whole one when it holds their
 // first events.
+//
+// Writers committing copies of one trace at once (under different names,
+// so that their commit records, named by the file name, differ) commit it
+// once: each first claims the identity, creating ID.claim in the staging
+// folder exclusively, and only then checks that the identity has no file
+// and commits; the claim goes once the identity's file is in place. A
+// writer that finds the claim waits for it to go, then finds the file in
+// place and fails as the trace already in the dataset. A claim a stopped
+// writer left goes with the rest of its leftovers, in the next Create
+// that finds no other writer alive.
 const (
 	// IdentityDir is the folder of a dataset, beside its tables, that
 	// holds a file per trace named by the trace's identity (engines skip
@@ -30,7 +44,14 @@ const (
 	// identityEvents is how many of its first events a trace's identity
 	// hashes.
 	identityEvents = 64
+	// claimSuffix ends the name of an identity's claim, ID.claim, in
+	// the staging folder.
+	claimSuffix = ".claim"
 )
+
+// claimWait is how long a writer waits for another writer's claim on its
+// trace's identity to go (a commit takes milliseconds) before failing.
+var claimWait = 10 * time.Second
 
 // identity accumulates a trace's identity.
 type identity struct {
@@ -84,6 +105,47 @@ func (id *identity) check() error {
 		return err
 	}
 	return fmt.Errorf("already in the dataset as %q: the same trace (its start, process and first events; %s)", strings.TrimSpace(string(b)), id.final)
+}
+
+// claim claims the identity for a commit into the dataset whose staging
+// folder is tmp, as the writer of the trace named name: it creates
+// tmp/ID.claim, which fails while another writer holds it. It waits for
+// another writer's claim to go, and returns the error of check as soon
+// as the identity has its file (the other writer committed the trace). A
+// nil error means the claim is held: the caller checks the identity,
+// commits, and then removes the returned path.
+func (id *identity) claim(tmp, name string) (string, error) {
+	path := filepath.Join(tmp, filepath.Base(id.final)+claimSuffix)
+	deadline := time.Now().Add(claimWait)
+	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if err == nil {
+			_, err = f.WriteString(name + "\n") // for the message of a writer that waits in vain
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				os.Remove(path)
+				return "", fmt.Errorf("claiming the trace's identity: %w", err)
+			}
+			return path, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("claiming the trace's identity: %w", err)
+		}
+		if err := id.check(); err != nil {
+			return "", err
+		}
+		if time.Now().After(deadline) {
+			other := "another name"
+			if b, _ := os.ReadFile(path); len(b) > 0 {
+				other = strconv.Quote(strings.TrimSpace(string(b)))
+			}
+			return "", fmt.Errorf("another writer is adding this trace to the dataset now, as %s, and has not finished in %v (%s exists; if no writer is running, one that stopped left it, and the next Create of the dataset removes it)",
+				other, claimWait, path)
+		}
+		time.Sleep(pause)
+	}
 }
 
 // stage writes the identity's file into the staging folder, flushed to

@@ -3,10 +3,14 @@ package dataset
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/clrgo/clrevents/internal/tracetest"
 	"github.com/clrgo/clrevents/trace"
@@ -69,5 +73,153 @@ func TestSameTraceTwice(t *testing.T) {
 	}
 	if !names["/fleet/a/app.nettrace\n"] || !names["/fleet/a/app.nettrace.2\n"] {
 		t.Errorf("identities hold %v", names)
+	}
+}
+
+// TestCopiesAtOnce: copies of one trace under different names, added at
+// once by writers of their own (as clrdump processes are, each with its
+// Dataset), are committed once: exactly one write succeeds, each other
+// one fails as the trace already in the dataset (or, having waited for
+// the first writer's claim in vain, as another writer's), and the
+// dataset holds one traces file and one identity. Repeated, with and
+// without a pause between a writer's commit record and its renames (the
+// window in which a second writer found no identity in place and
+// committed the trace again: every row twice).
+func TestCopiesAtOnce(t *testing.T) {
+	member := tracetest.Bytes(t, small)
+	const writers = 4
+	for round := range 8 {
+		pause := round%2 == 0
+		dir := filepath.Join(t.TempDir(), "ds")
+		var ok atomic.Int32
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d, err := Create(dir, Options{Append: true})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer d.Close()
+				if pause {
+					d.hook = func(_, stage string, _ int) error {
+						if stage == "journal" {
+							time.Sleep(30 * time.Millisecond)
+						}
+						return nil
+					}
+				}
+				name := fmt.Sprintf("/copies/%d/app-%d.nettrace", w, w)
+				src, err := trace.NewReader(bytes.NewReader(member), trace.WithName(name))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer src.Close()
+				<-start
+				_, err = d.WriteTrace(context.Background(), name, src)
+				switch {
+				case err == nil:
+					ok.Add(1)
+				case strings.Contains(err.Error(), "already in the dataset as \"/copies/"),
+					strings.Contains(err.Error(), "another writer is adding this trace"):
+				default:
+					t.Errorf("round %d, %s: %v", round, name, err)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		traces, _ := os.ReadDir(filepath.Join(dir, "traces"))
+		ids, _ := os.ReadDir(filepath.Join(dir, IdentityDir))
+		if ok.Load() != 1 || len(traces) != 1 || len(ids) != 1 {
+			t.Fatalf("round %d (pause %v): %d writes of %d copies succeeded, %d traces files, %d identities; want 1 each",
+				round, pause, ok.Load(), writers, len(traces), len(ids))
+		}
+		if e, err := os.ReadDir(filepath.Join(dir, tempDirName)); err == nil {
+			t.Errorf("round %d: staging folder left: %v", round, e)
+		}
+	}
+}
+
+// TestStaleClaim: a claim on a trace's identity that a stopped writer
+// left (ID.claim in the staging folder) keeps a copy of the trace out
+// while a live writer holds the dataset, with an error naming the claim
+// and the name it was made for, and goes with the next Create that finds
+// no writer alive, after which the copy is added.
+func TestStaleClaim(t *testing.T) {
+	defer func(w time.Duration) { claimWait = w }(claimWait)
+	claimWait = 100 * time.Millisecond
+	member := tracetest.Bytes(t, small)
+	add := func(d *Dataset, name string) error {
+		src, err := trace.NewReader(bytes.NewReader(member), trace.WithName(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		_, err = d.WriteTrace(context.Background(), name, src)
+		return err
+	}
+	// The trace's identity, from a dataset of its own.
+	other := filepath.Join(t.TempDir(), "other")
+	d, err := Create(other, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := add(d, "app.nettrace"); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	ids, err := os.ReadDir(filepath.Join(other, IdentityDir))
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("%v, %v", ids, err)
+	}
+	claim := ids[0].Name() + claimSuffix
+
+	dir := filepath.Join(t.TempDir(), "ds")
+	if err := os.MkdirAll(filepath.Join(dir, tempDirName), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	// A claim made while a writer is alive (live holds the lock):
+	// the copy waits for it, then fails.
+	live, err := Create(dir, Options{Append: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, tempDirName, claim), []byte("/stopped/app.nettrace\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	err = add(live, "/copies/app.nettrace")
+	if err == nil || !strings.Contains(err.Error(), `another writer is adding this trace to the dataset now, as "/stopped/app.nettrace"`) ||
+		!strings.Contains(err.Error(), claim+" exists") {
+		t.Errorf("copy beside a claim: %v", err)
+	}
+	if traces, _ := os.ReadDir(filepath.Join(dir, "traces")); len(traces) != 0 {
+		t.Errorf("traces: %v", traces)
+	}
+	live.Close()
+	if err := os.MkdirAll(filepath.Join(dir, tempDirName), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, tempDirName, claim), []byte("/stopped/app.nettrace\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	// No writer alive: Create removes the claim, and the copy goes in.
+	d, err = Create(dir, Options{Append: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if exists(filepath.Join(dir, tempDirName, claim)) {
+		t.Errorf("Create left the stopped writer's claim")
+	}
+	if err := add(d, "/copies/app.nettrace"); err != nil {
+		t.Fatal(err)
+	}
+	if err := add(d, "/copies/again.nettrace"); err == nil || !strings.Contains(err.Error(), `already in the dataset as "/copies/app.nettrace"`) {
+		t.Errorf("a second copy: %v", err)
 	}
 }
