@@ -382,6 +382,9 @@ func (tw *traceWriter) commitFiles() (keep bool, err error) {
 		}
 		j.files = append(j.files, [2]string{filepath.Base(t.tmp), filepath.ToSlash(rel)})
 	}
+	if old := d.legacyFile(tw.name); old != "" && exists(old) {
+		return drop(fmt.Errorf("already in the dataset: %s exists", old))
+	}
 	_, err = jf.Write(j.encode())
 	if err == nil {
 		err = jf.Sync()

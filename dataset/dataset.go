@@ -28,8 +28,13 @@
 // trace describes itself (an EventSource event's metadata; an ETW log's
 // descriptions: manifest-based providers, EventSource manifests,
 // TraceLogging; see trace.Event.Descriptor), its name with "_" for "/"
-// (Microsoft-Windows-Kernel-File/id12_v1); T the trace's file name
-// plus a hash of the name the trace was given by
+// (Microsoft-Windows-Kernel-File/id12_v1); T the trace's file name,
+// without the dots and underscores it begins with (engines skip files
+// named .x or _x: _gc.nettrace is gc.nettrace-….parquet; versions before
+// kept the underscores: such a trace's files stay as they were written,
+// and are still found when it is added again under the same name; renamed
+// without them, in every folder, the engines read them), plus a
+// hash of the name the trace was given by
 // (gc.nettrace-1f2e3d4c5b6a7988.parquet): stable, so that adding a trace
 // twice is an error instead of a duplicate. A trace given another name (a
 // copy, another spelling of its path, a copy cut short) is found by its
@@ -414,8 +419,17 @@ func (d *Dataset) Close() error {
 func (d *Dataset) Dir() string { return d.dir }
 
 // FileName is the name of the files a trace given by name becomes in each
-// table: its base name, a hash of name, ".parquet".
+// table: its base name without the dots and underscores it begins with
+// (Spark, Hive and Trino skip files whose names begin with . or _), a
+// hash of name, ".parquet".
 func FileName(name string) string {
+	return fileName(name, "._")
+}
+
+// fileName is FileName with the leading characters trimmed given: before,
+// only dots were, and a trace given as _x.nettrace was in each table as
+// _x.nettrace-….parquet (see legacyFile).
+func fileName(name, trim string) string {
 	h := fnv.New64a()
 	h.Write([]byte(name))
 	base := strings.Map(func(r rune) rune {
@@ -424,7 +438,18 @@ func FileName(name string) string {
 		}
 		return r
 	}, filepath.Base(name))
-	return fmt.Sprintf("%s-%016x.parquet", strings.TrimLeft(base, "."), h.Sum64())
+	return fmt.Sprintf("%s-%016x.parquet", strings.TrimLeft(base, trim), h.Sum64())
+}
+
+// legacyFile is the traces table's file of the trace given by name as
+// versions before FileName trimmed underscores wrote it, when that name
+// differs from FileName's (name's base begins with _ after its dots):
+// such a trace in a dataset they wrote holds the name, "" otherwise.
+func (d *Dataset) legacyFile(name string) string {
+	if old := fileName(name, "."); old != FileName(name) {
+		return filepath.Join(d.dir, "traces", old)
+	}
+	return ""
 }
 
 // Stats count what WriteTrace wrote.
@@ -558,6 +583,9 @@ func (tw *traceWriter) write(ctx context.Context, src *trace.Reader) (Stats, err
 	traces, err := tw.newTable([]string{"traces"}, "traces", tracesColumns)
 	if err != nil {
 		return st, err
+	}
+	if old := tw.d.legacyFile(tw.name); old != "" && exists(old) {
+		return st, fmt.Errorf("already in the dataset: %s exists", old)
 	}
 	if tw.generic, err = tw.newTable([]string{"generic"}, "generic", genericColumns); err != nil {
 		return st, err

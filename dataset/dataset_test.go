@@ -48,6 +48,82 @@ func TestFileName(t *testing.T) {
 	if n := FileName(`..\x:y=z`); strings.ContainsAny(n, `\:=`) || strings.HasPrefix(n, ".") {
 		t.Errorf("FileName = %s", n)
 	}
+	// Spark, Hive and Trino skip files whose names begin with _ or .
+	for _, name := range []string{"_app.nettrace", "fleet/__x.nettrace", "._x.nettrace", "_.x.nettrace", "_", "."} {
+		if n := FileName(name); strings.HasPrefix(n, "_") || strings.HasPrefix(n, ".") || !strings.HasSuffix(n, ".parquet") {
+			t.Errorf("FileName(%q) = %s", name, n)
+		}
+	}
+	if a, b := FileName("fleet/_app.nettrace"), FileName("fleet/app.nettrace"); a == b || !strings.HasPrefix(a, "app.nettrace-") {
+		t.Errorf("FileName: %s, %s", a, b)
+	}
+}
+
+// TestUnderscoreName: a trace whose file name begins with _ is in each
+// table under a name that does not; in a dataset that versions trimming
+// only dots wrote (the trace's files named _app.nettrace-….parquet, and,
+// before identities, no identity), adding it again under the same name
+// is refused, and another trace is added beside it.
+func TestUnderscoreName(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ds")
+	d, err := Create(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "fleet/_app.nettrace"
+	add := func(d *Dataset, name, path string) error {
+		src, err := trace.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		_, err = d.WriteTrace(context.Background(), name, src)
+		return err
+	}
+	if err := add(d, name, small); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	got := files(t, dir)
+	if len(got) == 0 {
+		t.Fatal("no files")
+	}
+	for _, p := range got {
+		if b := filepath.Base(p); strings.HasPrefix(b, "_") || !strings.HasPrefix(b, "app.nettrace-") {
+			t.Errorf("%s: want app.nettrace-….parquet", p)
+		}
+	}
+
+	// The dataset as versions before wrote it.
+	old := "_" + FileName(name)
+	for _, p := range got {
+		if err := os.Rename(p, filepath.Join(filepath.Dir(p), old)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.RemoveAll(filepath.Join(dir, IdentityDir)); err != nil {
+		t.Fatal(err)
+	}
+	d, err = Create(dir, Options{})
+	if !errors.Is(err, ErrExists) {
+		t.Fatalf("Create without append over the old dataset: %v, want ErrExists", err)
+	}
+	d, err = Create(dir, Options{Append: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	before := snapshot(t, dir)
+	if err := add(d, name, small); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "traces", old)+" exists") {
+		t.Errorf("adding %s again: %v, want it refused naming traces/%s", name, err, old)
+	}
+	sameTree(t, "after the trace was refused", before, snapshot(t, dir))
+	if err := add(d, "fleet/_other.nettrace", checkpoint); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(filepath.Join(dir, "traces", FileName("fleet/_other.nettrace"))) {
+		t.Errorf("no traces file %s", FileName("fleet/_other.nettrace"))
+	}
 }
 
 func writeSmall(t *testing.T, d *Dataset, ctx context.Context) (Stats, error) {
