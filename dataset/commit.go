@@ -372,18 +372,15 @@ func (tw *traceWriter) commitFiles() (keep bool, err error) {
 	if err := tw.id.check(); err != nil {
 		return drop(err) // another writer committed the trace meanwhile
 	}
+	if err := tw.checkName(); err != nil {
+		return drop(err) // another trace committed under the name meanwhile
+	}
 	for _, t := range order {
-		if exists(t.final) {
-			return drop(fmt.Errorf("already in the dataset: %s exists", t.final))
-		}
 		rel, err := filepath.Rel(d.dir, t.final)
 		if err != nil {
 			return drop(err)
 		}
 		j.files = append(j.files, [2]string{filepath.Base(t.tmp), filepath.ToSlash(rel)})
-	}
-	if old := d.legacyFile(tw.name); old != "" && exists(old) {
-		return drop(fmt.Errorf("already in the dataset: %s exists", old))
 	}
 	_, err = jf.Write(j.encode())
 	if err == nil {

@@ -44,7 +44,13 @@
 // (Datasets written before identities were kept have none for their
 // traces.) A copy cut short holds the whole trace's first events: to add
 // the whole trace after it, remove the cut copy's files (its T in every
-// folder) and its identity file first. Each version of an event is its
+// folder) and its identity file first. Another trace given a name a
+// trace of the dataset has (app.nettrace, the same relative path in
+// another folder) is refused too, once its first events show it is
+// another trace, with an error that says so and names the other's file:
+// give it a distinct name (clrdump: a distinct or absolute path). In a
+// dataset without identities, which of the two it is is not known, and
+// the error says that. Each version of an event is its
 // own table, because versions add columns; engines read the versions
 // together by name (DuckDB: read_parquet('DIR/events/*/event=GCStart*/*.parquet',
 // union_by_name=true)), with NULL for the columns an older version lacks.
@@ -487,8 +493,9 @@ type Stats struct {
 // are not an error of WriteTrace. Nor is damage the reader skipped (a
 // damaged or truncated trace): the trace is written with every event that
 // could be read, and Stats.Damage says what was lost. A trace already in
-// the dataset is an error, and so is the first damage of a reader opened
-// with trace.WithStrict.
+// the dataset is an error, and so is another trace under a name the
+// dataset has (see Layout), and the first damage of a reader opened with
+// trace.WithStrict.
 func (d *Dataset) WriteTrace(ctx context.Context, name string, src *trace.Reader) (Stats, error) {
 	d.mu.Lock()
 	closed := d.closed
@@ -564,10 +571,14 @@ type recentStack struct {
 	id  int64
 }
 
+// newTable starts a table of the trace. A file of the table in place
+// under the trace's name is an error once the trace's identity is known
+// (see checkName); before, the table is made, and checkName checks it
+// then.
 func (tw *traceWriter) newTable(rel []string, name string, cols []column) (*table, error) {
 	final := filepath.Join(append(append([]string{tw.d.dir}, rel...), tw.file)...)
-	if _, err := os.Stat(final); err == nil {
-		return nil, fmt.Errorf("already in the dataset: %s exists", final)
+	if tw.id.final != "" && exists(final) {
+		return nil, tw.nameTaken(final)
 	}
 	i := len(tw.all)
 	t := newTable(final, filepath.Join(tw.stage, strconv.Itoa(i)+".tmp"), name, cols, tw.enc, tw.d.rows, tw.fl, tw.mem,
@@ -578,14 +589,13 @@ func (tw *traceWriter) newTable(rel []string, name string, cols []column) (*tabl
 
 func (tw *traceWriter) write(ctx context.Context, src *trace.Reader) (Stats, error) {
 	var st Stats
-	// The traces table first: it fails at once for a trace already in the
-	// dataset.
+	// The traces table first. Whether the trace's name is taken in the
+	// dataset is checked with its identity, after its first events: the
+	// same trace and another one under the same name are different
+	// errors (checkName).
 	traces, err := tw.newTable([]string{"traces"}, "traces", tracesColumns)
 	if err != nil {
 		return st, err
-	}
-	if old := tw.d.legacyFile(tw.name); old != "" && exists(old) {
-		return st, fmt.Errorf("already in the dataset: %s exists", old)
 	}
 	if tw.generic, err = tw.newTable([]string{"generic"}, "generic", genericColumns); err != nil {
 		return st, err
@@ -647,6 +657,9 @@ func (tw *traceWriter) write(ctx context.Context, src *trace.Reader) (Stats, err
 			if err := tw.id.make(tw.d.dir, src.Info()); err != nil {
 				return st, err
 			}
+			if err := tw.checkName(); err != nil {
+				return st, err
+			}
 		}
 	}
 	if tw.walks != nil {
@@ -657,6 +670,9 @@ func (tw *traceWriter) write(ctx context.Context, src *trace.Reader) (Stats, err
 	info := src.Info()
 	if seq < identityEvents {
 		if err := tw.id.make(tw.d.dir, info); err != nil {
+			return st, err
+		}
+		if err := tw.checkName(); err != nil {
 			return st, err
 		}
 	}

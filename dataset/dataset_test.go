@@ -114,7 +114,7 @@ func TestUnderscoreName(t *testing.T) {
 	}
 	defer d.Close()
 	before := snapshot(t, dir)
-	if err := add(d, name, small); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "traces", old)+" exists") {
+	if err := add(d, name, small); err == nil || !strings.Contains(err.Error(), "("+filepath.Join(dir, "traces", old)+" exists) with no identity") {
 		t.Errorf("adding %s again: %v, want it refused naming traces/%s", name, err, old)
 	}
 	sameTree(t, "after the trace was refused", before, snapshot(t, dir))

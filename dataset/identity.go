@@ -168,3 +168,44 @@ func (id *identity) stage(stage, name string) (*table, error) {
 	}
 	return &table{final: id.final, tmp: tmp}, nil
 }
+
+// checkName returns an error when a file of the trace's tables is in the
+// dataset under its name already (FileName, or the name versions before
+// gave it: Dataset.legacyFile). The caller has checked that the trace's
+// identity has no file: the dataset does not hold this trace.
+func (tw *traceWriter) checkName() error {
+	if old := tw.d.legacyFile(tw.name); old != "" && exists(old) {
+		return tw.nameTaken(old)
+	}
+	for _, t := range tw.all {
+		if exists(t.final) {
+			return tw.nameTaken(t.final)
+		}
+	}
+	return nil
+}
+
+// nameTaken is the error for a trace whose name is taken in the dataset
+// by another trace, whose file path is: one whose identity's file holds
+// the name; one without an identity (added by a version that kept none,
+// or its identity's file removed), which may be this trace or not; or a
+// trace not whole (its traces file absent: a commit a stopped writer
+// began and no Create has completed yet, or files removed by hand).
+func (tw *traceWriter) nameTaken(path string) error {
+	const distinct = "add this one under a distinct name (clrdump: a distinct or absolute path)"
+	dir := filepath.Join(tw.d.dir, IdentityDir)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err == nil && strings.TrimSuffix(string(b), "\n") == tw.name && filepath.Join(dir, e.Name()) != tw.id.final {
+			return fmt.Errorf("another trace is in the dataset under the name %q (%s exists, with identity %s; this trace's start, process or first events differ): %s",
+				tw.name, path, filepath.Join(dir, e.Name()), distinct)
+		}
+	}
+	traces := filepath.Join(tw.d.dir, "traces", tw.file)
+	if path != traces && !exists(traces) && (tw.d.legacyFile(tw.name) == "" || !exists(tw.d.legacyFile(tw.name))) {
+		return fmt.Errorf("part of a trace is in the dataset under the name %q (%s exists, not its traces file: a writer committing it now; or one that stopped, whose commit the next Create of the dataset completes; or files removed by hand)", tw.name, path)
+	}
+	return fmt.Errorf("a trace is in the dataset under the name %q (%s exists) with no identity (added by an earlier version, or its identity's file removed), so whether it is this one is not known: if it is another trace, %s",
+		tw.name, path, distinct)
+}

@@ -223,3 +223,80 @@ func TestStaleClaim(t *testing.T) {
 		t.Errorf("a second copy: %v", err)
 	}
 }
+
+// TestNameTaken: another trace given the name a trace of the dataset has
+// (the same relative path in another folder) is refused with an error
+// that says so, naming the other trace's file and suggesting a distinct
+// name, not as the same trace; so is one that another writer commits
+// under the name while it is written. The same trace under its name is
+// the same trace. Without identities (a dataset of an earlier version),
+// the error says that which trace it is is not known.
+func TestNameTaken(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ds")
+	d, err := Create(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	add := func(d *Dataset, name, path string) error {
+		src, err := trace.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		_, err = d.WriteTrace(context.Background(), name, src)
+		return err
+	}
+	const name = "app.nettrace"
+	if err := add(d, name, small); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "traces", FileName(name))
+	before := snapshot(t, dir)
+	another := `app.nettrace: another trace is in the dataset under the name "app.nettrace" (` + file + " exists, with identity "
+	// Another trace: fewer events than the identity hashes, and more.
+	for _, path := range []string{"../testdata/traces/eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip",
+		"../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace"} {
+		err := add(d, name, path)
+		if err == nil || !strings.HasPrefix(err.Error(), another) || !strings.Contains(err.Error(), "distinct name") ||
+			!strings.Contains(err.Error(), "absolute path") || strings.Contains(err.Error(), "already in the dataset") {
+			t.Errorf("%s as %s: %v", path, name, err)
+		}
+	}
+	if err := add(d, name, small); err == nil || !strings.Contains(err.Error(), `already in the dataset as "app.nettrace": the same trace`) {
+		t.Errorf("the same trace again: %v", err)
+	}
+	sameTree(t, "after the traces were refused", before, snapshot(t, dir))
+
+	// Another writer commits a trace under the name while one is written.
+	const late = "late.nettrace"
+	other, err := Create(dir, Options{Append: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	d.hook = func(_, stage string, _ int) error {
+		if stage == "commit" {
+			if err := add(other, late, "../testdata/traces/eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip"); err != nil {
+				t.Error(err)
+			}
+		}
+		return nil
+	}
+	if err := add(d, late, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace"); err == nil ||
+		!strings.HasPrefix(err.Error(), `late.nettrace: another trace is in the dataset under the name "late.nettrace"`) {
+		t.Errorf("a trace committed under its name meanwhile: %v", err)
+	}
+	d.hook = nil
+
+	// Without identities: which trace it is is not known.
+	if err := os.RemoveAll(filepath.Join(dir, IdentityDir)); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{small, checkpoint} {
+		err := add(d, name, path)
+		if err == nil || !strings.Contains(err.Error(), `a trace is in the dataset under the name "app.nettrace" (`+file+" exists) with no identity") {
+			t.Errorf("%s as %s without identities: %v", path, name, err)
+		}
+	}
+}
