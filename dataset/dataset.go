@@ -55,6 +55,17 @@
 // together by name (DuckDB: read_parquet('DIR/events/*/event=GCStart*/*.parquet',
 // union_by_name=true)), with NULL for the columns an older version lacks.
 //
+// Query one event table, or one event's versions, at a time, not every
+// event table at once: DuckDB's union_by_name matches column names
+// ignoring case and gives each column one type, so over
+// events/*/*/*.parquet the fields of unrelated events whose names differ
+// only in case are one column (the providerName of PerfView's
+// ProviderEnableParameters, text, and Kernel-EventTracing's ProviderName,
+// a UUID; its values, text, and the bulk GC events' Values, JSON; a few
+// more: size, message, version, WorkID), and reading it fails
+// (DuckDB: "Conversion Error") or mixes them. The
+// header columns, the same in every table, read across all of them.
+//
 // # Columns
 //
 // Every row of an event table starts with the header columns (see
