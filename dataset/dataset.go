@@ -87,7 +87,9 @@
 // arrays as a JSON column with the JSON lines' array.
 //
 // The stacks table holds each distinct stack of a trace once: trace,
-// stack_id (its key, numbered from 0 in order of first use) and ips, the
+// stack_id (its key, numbered from 0 in the order the writer meets the
+// stacks: an event's when its row is written, a walked one when its walk
+// is matched to its event) and ips, the
 // instruction pointers innermost first as a LIST of UINT64. Events share
 // stacks (a trace of a million samples has thousands of stacks), so a row
 // per event or per frame would be most of the dataset.
