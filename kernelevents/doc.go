@@ -37,8 +37,12 @@
 // image identity and WinSAT events, MSNT_SystemTrace for the two events TraceEvent
 // decodes by their MOF description), EventInfo.DisplayName is
 // "Process/Start", "StackWalk/Stack", "EventTrace" for the log header, and
-// the JSON, text and column forms write the fields TraceEvent shows, under
-// its names, in its order. A type has the class's whole layout all the
+// the JSON, text and column forms write the payload's fields as TraceEvent
+// shows them, in its order, under the manifest's names where TraceEvent
+// renames a few (DirectoryTableBase, FileObject, PageFaultCount, Source);
+// what TraceEvent adds from other events or the header (a disk I/O's
+// FileName and elapsed times, a thread's ParentThreadID) is not among
+// them. A type has the class's whole layout all the
 // same: ThreadStartV3 has StackBase, TebBase and the rest beside ProcessID
 // and ThreadID.
 //

@@ -45,6 +45,10 @@ const (
 	idsHeader  idState = iota // the header's
 	idsUnknown                // a kernel event's, not looked at yet
 	idsKernel                 // pid and tid
+	// idsCreated: pid and tid, of a kernel Thread or Process event, which
+	// the thread that made it logs (the creator, for a Start): the
+	// header's thread is the one the event's stack walks name.
+	idsCreated
 )
 
 // settleIDs settles a kernel event's process and thread, once; it reports
@@ -52,11 +56,14 @@ const (
 func (e *Event) settleIDs() bool {
 	if e.ids == idsUnknown {
 		e.ids = idsHeader
-		if pid, tid, ok := e.kernelIDs(); ok {
+		if pid, tid, created, ok := e.kernelIDs(); ok {
 			e.pid, e.tid, e.ids = pid, tid, idsKernel
+			if created {
+				e.ids = idsCreated
+			}
 		}
 	}
-	return e.ids == idsKernel
+	return e.ids >= idsKernel
 }
 
 // Format is the format of the trace the event was read from.
@@ -221,6 +228,20 @@ func (e *Event) ThreadID() int64 {
 		return -1
 	}
 	return int64(e.et.ThreadID)
+}
+
+// Creator is the process and thread that created the thread or process
+// a kernel Thread/Start or Process/Start event of an ETW log announces
+// (the thread that logged it: TraceEvent's ParentProcessID and
+// ParentThreadID of a thread's start), where ProcessID and ThreadID are
+// the new one's. ok is false for other events, and where the log does
+// not say.
+func (e *Event) Creator() (pid, tid int64, ok bool) {
+	if e.et == nil || !e.settleIDs() || e.ids != idsCreated || e.et.Opcode != 1 ||
+		e.et.ThreadID == 0xFFFFFFFF || e.et.ProcessID == 0xFFFFFFFF {
+		return -1, -1, false
+	}
+	return int64(e.et.ProcessID), int64(e.et.ThreadID), true
 }
 
 // CPU is the processor number, or -1 where the trace does not record one

@@ -263,33 +263,37 @@ func (e *Event) threadsProcess(tid uint32) (pid, t int64, ok bool) {
 // (Process/PerfCtr and PerfCtrRundown) and a service's (SystemConfig/
 // Services, whose thread is the header's) from their payloads; a disk
 // I/O's the header's, or where it names none the issuing thread from the
-// payload and its process from the Thread events (headerOr); a hard
+// payload and its process from the Thread events (headerOr; a buffer
+// flush the same); a hard
 // fault's thread from its payload and its process from the Thread events;
 // a TcpIp or UdpIp event's process from its payload, with no thread. ok
-// is false for other events, which keep their header's.
-func (e *Event) kernelIDs() (pid, tid int64, ok bool) {
+// is false for other events, which keep their header's. created is true
+// for a Thread or Process event, which the thread that made it logs (the
+// header's: the one its stack walks name).
+func (e *Event) kernelIDs() (pid, tid int64, created, ok bool) {
 	switch v := e.kernelValue().(type) {
 	case *kernelevents.PerfInfoSampleV2:
-		return e.threadsProcess(v.ThreadID)
+		pid, tid, ok = e.threadsProcess(v.ThreadID)
+		return pid, tid, false, ok
 	case *kernelevents.StackWalkStackV2:
-		return int64(v.StackProcess), int64(v.StackThread), true
+		return int64(v.StackProcess), int64(v.StackThread), false, true
 	case kernelevents.StackWalkKeyRefEvent:
 		f := v.StackWalkKeyRefFields()
-		return int64(f.StackProcess), int64(f.StackThread), true
+		return int64(f.StackProcess), int64(f.StackThread), false, true
 	case kernelevents.ThreadEvent:
 		f := v.ThreadFields()
-		return int64(f.ProcessID), int64(f.ThreadID), true
+		return int64(f.ProcessID), int64(f.ThreadID), true, true
 	case kernelevents.ImageEvent:
 		f := v.ImageFields()
 		tid := int64(-1)
 		if f.Kind == kernelevents.KindImageLoad && e.et.ThreadID != 0xFFFFFFFF {
 			tid = int64(e.et.ThreadID)
 		}
-		return int64(f.ProcessID), tid, true
+		return int64(f.ProcessID), tid, false, true
 	case kernelevents.ProcessEvent:
-		return int64(v.ProcessFields().ProcessID), -1, true
+		return int64(v.ProcessFields().ProcessID), -1, true, true
 	case kernelevents.ProcessCountersEvent:
-		return int64(v.ProcessCountersFields().ProcessID), -1, true
+		return int64(v.ProcessCountersFields().ProcessID), -1, false, true
 	case *kernelevents.SystemConfigServicesV2:
 		// The service's process; the thread is the header's (the
 		// logging session's rundown).
@@ -297,33 +301,39 @@ func (e *Event) kernelIDs() (pid, tid int64, ok bool) {
 		if e.et.ThreadID != 0xFFFFFFFF {
 			tid = int64(e.et.ThreadID)
 		}
-		return int64(v.ProcessID), tid, true
+		return int64(v.ProcessID), tid, false, true
 	case kernelevents.DiskIOEvent:
 		if f := v.DiskIOFields(); f.HasIssuingThreadId {
-			return e.headerOr(f.IssuingThreadId)
+			pid, tid, ok = e.headerOr(f.IssuingThreadId)
+			return pid, tid, false, ok
 		}
 	case kernelevents.DiskIOInitEvent:
 		if f := v.DiskIOInitFields(); f.HasIssuingThreadId {
-			return e.headerOr(f.IssuingThreadId)
+			pid, tid, ok = e.headerOr(f.IssuingThreadId)
+			return pid, tid, false, ok
 		}
+	case *kernelevents.DiskIOFlushBuffersV3:
+		pid, tid, ok = e.headerOr(v.IssuingThreadId)
+		return pid, tid, false, ok
 	case *kernelevents.MemoryHardFaultV2:
-		return e.threadsProcess(v.TThreadId)
+		pid, tid, ok = e.threadsProcess(v.TThreadId)
+		return pid, tid, false, ok
 	case kernelevents.TcpIpEvent:
-		return int64(v.TcpIpFields().PID), -1, true
+		return int64(v.TcpIpFields().PID), -1, false, true
 	case kernelevents.TcpIpConnectEvent:
-		return int64(v.TcpIpConnectFields().PID), -1, true
+		return int64(v.TcpIpConnectFields().PID), -1, false, true
 	case kernelevents.TcpIpV6Event:
-		return int64(v.TcpIpV6Fields().PID), -1, true
+		return int64(v.TcpIpV6Fields().PID), -1, false, true
 	case kernelevents.TcpIpV6ConnectEvent:
-		return int64(v.TcpIpV6ConnectFields().PID), -1, true
+		return int64(v.TcpIpV6ConnectFields().PID), -1, false, true
 	case kernelevents.UdpIpEvent:
-		return int64(v.UdpIpFields().PID), -1, true
+		return int64(v.UdpIpFields().PID), -1, false, true
 	case kernelevents.UdpIpV6Event:
-		return int64(v.UdpIpV6Fields().PID), -1, true
+		return int64(v.UdpIpV6Fields().PID), -1, false, true
 	case *kernelevents.TcpIpSendV2:
-		return int64(v.PID), -1, true
+		return int64(v.PID), -1, false, true
 	case *kernelevents.TcpIpSendIPV6V2:
-		return int64(v.PID), -1, true
+		return int64(v.PID), -1, false, true
 	}
-	return 0, 0, false
+	return 0, 0, false, false
 }

@@ -62,13 +62,18 @@ type keyUse struct {
 }
 
 // StackRef returns the reference the kernel's stack walks give e by: its
-// Timestamp and thread (for a CPU sample, the sampled thread). The zero
+// Timestamp and thread (for a CPU sample, the sampled thread; for a
+// kernel Thread or Process event, the thread that logged it, the
+// creator's for a Start, as TraceEvent attaches those stacks). The zero
 // StackRef for an event not from an ETW trace or without a thread.
 func (e *Event) StackRef() StackRef {
 	if e.et == nil {
 		return StackRef{}
 	}
 	tid := e.ThreadID()
+	if e.ids == idsCreated && e.et.ThreadID != 0xFFFFFFFF {
+		tid = int64(e.et.ThreadID)
+	}
 	if tid < 0 || tid > 0xFFFFFFFF {
 		return StackRef{}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -116,5 +117,88 @@ func TestStacks(t *testing.T) {
 	}
 	if (trace.StackRef{}) != (&trace.Event{}).StackRef() {
 		t.Error("an event of no trace has a StackRef")
+	}
+}
+
+// TestCreatorStacks: a kernel Thread/Start or Process/Start is logged by
+// the thread that creates the thread or process, and its stack walk
+// names that thread, as TraceEvent attaches it (ThreadIDforStacks); the
+// event's ThreadID and ProcessID are the new thread's, Creator the
+// creating one's.
+func TestCreatorStacks(t *testing.T) {
+	le := binary.LittleEndian
+	const thread, process, stackWalk = 0x05, 0x03, 0x18
+	const creatorPID, creatorTID = 3988, 2784
+	threadStart := func(ts int64, pid, tid uint32) []byte {
+		p := le.AppendUint32(le.AppendUint32(nil, pid), tid)
+		for range 7 {
+			p = le.AppendUint64(p, 0)
+		}
+		return etltest.System(thread, 1, 2, creatorTID, creatorPID, ts, le.AppendUint32(p, 0))
+	}
+	processStart := func(ts int64, pid uint32) []byte {
+		p := le.AppendUint64(nil, 0xfffffa8000005000)            // UniqueProcessKey
+		p = le.AppendUint32(le.AppendUint32(p, pid), creatorPID) // ProcessId, ParentId
+		p = le.AppendUint32(le.AppendUint32(p, 1), 0)            // SessionId, ExitStatus
+		p = le.AppendUint64(p, 0)                                // DirectoryTableBase
+		p = append(p, 0, 0, 0, 0)                                // UserSID: none
+		p = append(p, "x.exe\x00"...)
+		return etltest.System(process, 1, 3, creatorTID, creatorPID, ts, append(p, 0, 0))
+	}
+	walk := func(ts int64, frames ...uint64) []byte {
+		p := le.AppendUint64(nil, uint64(ts))
+		p = le.AppendUint32(le.AppendUint32(p, creatorPID), creatorTID)
+		for _, f := range frames {
+			p = le.AppendUint64(p, f)
+		}
+		return etltest.System(stackWalk, 32, 2, creatorTID, creatorPID, ts+1, p)
+	}
+	log, err := etltest.Log(tracetest.Bytes(t, "../testdata/traces/gcevents.etl.zip"),
+		threadStart(100, 4, 184), walk(100, 0x401000, 0x402000),
+		processStart(200, 1360), walk(200, 0x403000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.NewReader(bytes.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s trace.Stacks
+	type start struct {
+		name               string
+		pid, tid, cpid, ct int64
+		ok                 bool
+		ref                trace.StackRef
+	}
+	var starts []start
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Add(e)
+		if n := e.Name(); n == "Thread/Start" || n == "Process/Start" {
+			cpid, ctid, ok := e.Creator()
+			starts = append(starts, start{n, e.ProcessID(), e.ThreadID(), cpid, ctid, ok, e.StackRef()})
+		}
+	}
+	if len(starts) != 2 {
+		t.Fatalf("%d starts: %+v", len(starts), starts)
+	}
+	want := []struct {
+		pid, tid int64
+		frames   []uint64
+	}{{4, 184, []uint64{0x401000, 0x402000}}, {1360, -1, []uint64{0x403000}}}
+	for i, st := range starts {
+		if st.pid != want[i].pid || st.tid != want[i].tid || !st.ok || st.cpid != creatorPID || st.ct != creatorTID {
+			t.Errorf("%s: process %d thread %d, creator %d/%d (%v); want %d/%d, creator %d/%d",
+				st.name, st.pid, st.tid, st.cpid, st.ct, st.ok, want[i].pid, want[i].tid, creatorPID, creatorTID)
+		}
+		if f, _, ok := s.Stack(st.ref, nil); !ok || !slices.Equal(f, want[i].frames) {
+			t.Errorf("%s: stack %#x (%v), want the creator's walk %#x", st.name, f, ok, want[i].frames)
+		}
 	}
 }
