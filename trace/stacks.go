@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"slices"
+
 	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/kernelevents"
 )
@@ -21,6 +23,14 @@ import (
 // the trace has been read: feed every event to Add as it passes, and ask
 // Stack for the StackRef of any event afterwards.
 //
+// The kernel walks the user-mode part of a stack when the thread goes
+// back to user mode, and logs it once, naming the last event of that stay
+// in the kernel: the events before it on the thread whose walks had only
+// kernel-mode frames get that user-mode part too, as TraceEvent's
+// TraceLog gives it to them (a hard fault's or a disk read's walk is
+// otherwise its kernel half). An event of a user-mode provider on the
+// thread in between (the thread was in user mode since) ends that.
+//
 // Stacks that come with their event (EventPipe's, and ETW's stack
 // extended data) need none of this: Event.Stack gives them. The zero
 // value is ready to use; a Stacks holds every walk it was given (a few
@@ -38,6 +48,9 @@ type Stacks struct {
 	// of its own, and the part each walked event got.
 	last map[threadID]StackRef
 	clr  map[StackRef]uint32
+	// deferred holds, by thread, the walks that have a kernel-mode part
+	// and wait for the user-mode part of the thread's return to user mode.
+	deferred map[uint32][]int32
 }
 
 type threadID struct{ pid, tid int64 }
@@ -104,6 +117,13 @@ func (s *Stacks) Add(e *Event) bool {
 	if e.res.kernel != nil || e.r == nil {
 		return false // the kernel's other events: not the runtime's walks' business
 	}
+	if len(s.deferred) > 0 {
+		// A user-mode provider's event: its thread is in user mode, so
+		// a user-mode part to come belongs to a later stay in the kernel.
+		if tid := e.et.ThreadID; tid != 0xFFFFFFFF {
+			delete(s.deferred, tid)
+		}
+	}
 	ref := e.decodeType()
 	if !ref.ok() {
 		return false
@@ -154,21 +174,29 @@ func (s *Stacks) add(v clrimpl.Event, ptrSize int) {
 		part := s.addPart(s.scratch)
 		if isKernelAddr(s.scratch[0], ptrSize) {
 			s.walks[w].kernel = part
+			s.deferUser(v.StackThread, w)
+			if isKernelAddr(s.scratch[len(s.scratch)-1], ptrSize) {
+				return // kernel-mode frames alone: the user-mode part may follow
+			}
 		} else {
+			for _, d := range s.userPart(v.StackThread, w) {
+				s.walks[d].user = part
+			}
 			s.walks[w].user = part
 		}
+		delete(s.deferred, v.StackThread) // the thread's walk is whole
 	case kernelevents.StackWalkKeyRefEvent:
 		f := v.StackWalkKeyRefFields()
 		w := s.walk(StackRef{int64(f.EventTimeStamp), f.StackThread}, f.StackProcess)
-		use := keyUse{walk: w, kernel: f.Kind == kernelevents.KindStackWalkStackKeyKernel}
-		if part, ok := s.created[f.StackKey]; ok {
-			s.assign(use, part)
-			return
+		kernel := f.Kind == kernelevents.KindStackWalkStackKeyKernel
+		if kernel {
+			s.deferUser(f.StackThread, w)
+		} else {
+			for _, d := range s.userPart(f.StackThread, w) {
+				s.useKey(f.StackKey, keyUse{walk: d})
+			}
 		}
-		if s.waiting == nil {
-			s.waiting = map[uint64][]keyUse{}
-		}
-		s.waiting[f.StackKey] = append(s.waiting[f.StackKey], use)
+		s.useKey(f.StackKey, keyUse{walk: w, kernel: kernel})
 	case kernelevents.StackWalkKeyDefEvent:
 		f := v.StackWalkKeyDefFields()
 		uses, waiting := s.waiting[f.StackKey]
@@ -192,6 +220,58 @@ func (s *Stacks) add(v clrimpl.Event, ptrSize int) {
 			delete(s.created, f.StackKey) // the key is free for another stack
 		}
 	}
+}
+
+// useKey gives u the frames of key: now if a KeyCreate defined it, else
+// when a KeyDelete or KeyRundown does.
+func (s *Stacks) useKey(key uint64, u keyUse) {
+	if part, ok := s.created[key]; ok {
+		s.assign(u, part)
+		return
+	}
+	if s.waiting == nil {
+		s.waiting = map[uint64][]keyUse{}
+	}
+	s.waiting[key] = append(s.waiting[key], u)
+}
+
+// deferUser notes walk w, on thread tid, as waiting for the user-mode part
+// of the thread's return to user mode; not for the System process's and
+// the idle threads, which have none.
+func (s *Stacks) deferUser(tid uint32, w int32) {
+	if pid := s.walks[w].pid; pid == 0 || pid == 4 {
+		return
+	}
+	if s.deferred == nil {
+		s.deferred = map[uint32][]int32{}
+	}
+	if d := s.deferred[tid]; len(d) == 0 || d[len(d)-1] != w {
+		s.deferred[tid] = append(d, w)
+	}
+}
+
+// userPart returns the walks of thread tid, other than w, that wait for
+// the user-mode part w's walk gives, and forgets them: the part is
+// logged once, for the last event of the thread's stay in the kernel,
+// whose walk has a kernel-mode part too. A user-mode part of an event
+// without one (a sample of user code) is its whole stack: the thread is
+// in user mode, and the walks that waited get none.
+func (s *Stacks) userPart(tid uint32, w int32) []int32 {
+	d := s.deferred[tid]
+	if len(d) == 0 {
+		return nil
+	}
+	delete(s.deferred, tid)
+	if !slices.Contains(d, w) {
+		return nil
+	}
+	out := d[:0]
+	for _, i := range d {
+		if i != w && s.walks[i].user == 0 {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // walk returns the index of the walk of the event ref names, made on first
@@ -256,7 +336,7 @@ func (s *Stacks) Stack(ref StackRef, dst []uint64) (frames []uint64, pid int64, 
 // Close drops what Stacks keeps only while events are added (each
 // thread's last event); Stack answers as before.
 func (s *Stacks) Close() {
-	s.last, s.waiting = nil, nil
+	s.last, s.waiting, s.deferred = nil, nil, nil
 }
 
 // ThreadProcess returns the process the trace's Thread events put thread

@@ -202,3 +202,88 @@ func TestCreatorStacks(t *testing.T) {
 		}
 	}
 }
+
+// TestDeferredUserStacks: the user-mode part the kernel logs once, for
+// the last event of a thread's stay in the kernel, completes the walks
+// of the events before it that had kernel-mode frames alone, inline or
+// by key, as TraceEvent's TraceLog completes them.
+func TestDeferredUserStacks(t *testing.T) {
+	le := binary.LittleEndian
+	const perfInfo, stackWalk = 0x0F, 0x18
+	const kern = 0xfffff80000000000
+	const kK, kU = 0xfffffa8000001000, 0xfffffa8000002000
+	sample := func(ts int64, tid uint32) []byte {
+		p := le.AppendUint64(nil, kern)
+		p = le.AppendUint32(p, tid)
+		return etltest.System(perfInfo, 46, 2, 0, 0, ts, le.AppendUint32(p, 1))
+	}
+	inline := func(ts int64, tid uint32, frames ...uint64) []byte {
+		p := le.AppendUint64(nil, uint64(ts))
+		p = le.AppendUint32(le.AppendUint32(p, 10), tid)
+		for _, f := range frames {
+			p = le.AppendUint64(p, f)
+		}
+		return etltest.System(stackWalk, 32, 2, 0, 0, ts+1, p)
+	}
+	keyRef := func(ts int64, op uint8, tid uint32, key uint64) []byte {
+		p := le.AppendUint64(nil, uint64(ts))
+		p = le.AppendUint32(le.AppendUint32(p, 10), tid)
+		return etltest.System(stackWalk, op, 2, 0, 0, ts+1, le.AppendUint64(p, key))
+	}
+	keyDef := func(ts int64, key uint64, frames ...uint64) []byte {
+		p := le.AppendUint64(nil, key)
+		for _, f := range frames {
+			p = le.AppendUint64(p, f)
+		}
+		return etltest.System(stackWalk, 34, 2, 0, 0, ts, p) // KeyCreate
+	}
+	log, err := etltest.Log(tracetest.Bytes(t, "../testdata/traces/gcevents.etl.zip"),
+		sample(100, 77), inline(100, 77, kern+0x10), // kernel frames alone
+		sample(200, 77), inline(200, 77, kern+0x20),
+		inline(200, 77, 0x400020, 0x77000020),                 // the user part, logged once
+		sample(300, 78), inline(300, 78, kern+0x30, 0x400030), // whole: nothing deferred
+		sample(310, 80), inline(310, 80, kern+0x50), // kernel frames alone, then
+		sample(320, 80), inline(320, 80, 0x400050), // a sample of user code: its own
+		keyDef(350, kK, kern+0x40), keyDef(360, kU, 0x400040),
+		sample(400, 79), keyRef(400, 37, 79, kK),
+		sample(500, 79), keyRef(500, 37, 79, kK), keyRef(500, 38, 79, kU),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.NewReader(bytes.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s trace.Stacks
+	var refs []trace.StackRef
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.Add(e) && e.Name() == "PerfInfo/Sample" {
+			refs = append(refs, e.StackRef())
+		}
+	}
+	want := [][]uint64{
+		{kern + 0x10, 0x400020, 0x77000020},
+		{kern + 0x20, 0x400020, 0x77000020},
+		{kern + 0x30, 0x400030},
+		{kern + 0x50},
+		{0x400050},
+		{kern + 0x40, 0x400040},
+		{kern + 0x40, 0x400040},
+	}
+	if len(refs) != len(want) {
+		t.Fatalf("%d samples", len(refs))
+	}
+	for i, ref := range refs {
+		if f, _, ok := s.Stack(ref, nil); !ok || !slices.Equal(f, want[i]) {
+			t.Errorf("sample %d: %#x (%v), want %#x", i, f, ok, want[i])
+		}
+	}
+}

@@ -146,7 +146,7 @@ func TestProfileETWKernel(t *testing.T) {
 		return n
 	}
 	out, errs, code := dump(t, "-profile", "cpu", "-pid", "3644", etl)
-	if code != exitOK || !strings.Contains(errs, ": 73,579 of 101,835 frames: native code, named by its module only; 5 of 101,835 frames: no method covers the address\n") {
+	if code != exitOK || !strings.Contains(errs, ": 73,604 of 101,868 frames: native code, named by its module only; 5 of 101,868 frames: no method covers the address\n") {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
 	if strings.Contains(out, "Test.x86.exe (3644)") {
