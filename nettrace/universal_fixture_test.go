@@ -60,8 +60,10 @@ func universalTrace() []byte {
 		return ustr(appendVar(appendVar(appendVar(appendVar(nil, id), mapping), start), end), name)
 	}
 	var evs []wEvent
+	seqs := map[uint64]uint32{} // each thread's sequence numbers, from 1: no drops
 	ev := func(meta uint32, thread uint64, stack uint32, payload []byte) {
-		evs = append(evs, wEvent{meta: meta, seq: uint32(len(evs) + 1), thread: thread, capThread: thread, stack: stack,
+		seqs[thread]++
+		evs = append(evs, wEvent{meta: meta, seq: seqs[thread], thread: thread, capThread: thread, stack: stack,
 			ts: int64(2_000_000 + 1000*len(evs)), payload: payload})
 	}
 	ev(1, 3, 0, ustr(ustr(appendVar(nil, 99), "other"), ""))
@@ -120,7 +122,7 @@ func TestUniversalFixture(t *testing.T) {
 			withFields++
 		}
 	}
-	if n != 18 || withFields != 17 {
-		t.Errorf("%d events, %d with fields; want 18 and 17 (all but ProcessExit)", n, withFields)
+	if n != 18 || withFields != 17 || r.Dropped() != 0 {
+		t.Errorf("%d events, %d with fields, %d dropped; want 18 and 17 (all but ProcessExit), none", n, withFields, r.Dropped())
 	}
 }

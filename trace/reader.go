@@ -373,14 +373,18 @@ func newETL(er *etl.Reader, c *config, closers ...func() error) *Reader {
 // Info describes the trace.
 func (r *Reader) Info() Info { return r.info }
 
-// Dropped returns how many events the runtime dropped, as an EventPipe
-// trace's per-thread sequence numbers show them (see
-// nettrace.Reader.Dropped); it grows as the trace is read and is complete
-// at io.EOF. It is 0 for ETL logs, whose lost events this package does not
-// count.
+// Dropped returns how many events the trace's writer dropped: for
+// EventPipe, the runtime, as the trace's per-thread sequence numbers show
+// them (see nettrace.Reader.Dropped; it grows as the trace is read and is
+// complete at io.EOF); for an ETL log, its ETW session, as the log's
+// header counts them (EventsLost, of merged logs the sum; known from the
+// start).
 func (r *Reader) Dropped() uint64 {
 	if r.nt != nil {
 		return r.nt.Dropped()
+	}
+	if r.et != nil {
+		return uint64(r.et.Header().EventsLost)
 	}
 	return 0
 }

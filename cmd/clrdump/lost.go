@@ -6,6 +6,9 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/clrgo/clrevents/internal/numfmt"
+	"github.com/clrgo/clrevents/trace"
 )
 
 // reportLost prints what a trace lost, after the output written from what
@@ -44,4 +47,21 @@ func without(err, target error) error {
 		return nil // target, or an error that details it
 	}
 	return err
+}
+
+// withDropped joins to err (what the trace lost in reading) the events its
+// writer dropped, which the output lacks as much: the runtime's (its
+// session's buffer was full) or, for an ETL log, its ETW session's. Call
+// it once the reader has read all it will.
+func withDropped(err error, r *trace.Reader) error {
+	n := r.Dropped()
+	if n == 0 {
+		return err
+	}
+	who := "the runtime dropped"
+	why := "its session's buffer was full"
+	if r.Format() == trace.ETL {
+		who, why = "the ETW session lost", "as the log's header counts them"
+	}
+	return errors.Join(err, fmt.Errorf("%s: %s %s (%s): they are not in the trace, nor in this output", r.Name(), who, numfmt.Count(int64(n), "event"), why))
 }

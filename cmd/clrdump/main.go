@@ -70,9 +70,11 @@
 // -stats, -profile, -report, -format parquet) writes its whole output from
 // the events that could be read, then says on standard error what was
 // lost: the damaged ranges skipped (the first in full, with its offset),
-// and the events that did not decode (the first few in full, naming the
-// event and its offset, then a count). -strict stops at the first damage
-// instead.
+// the events that did not decode (the first few in full, naming the
+// event and its offset, then a count), and the events the trace's writer
+// dropped (the runtime, its session's buffer full; an ETW session, as its
+// log header counts them), which are not in the trace at all. -strict
+// stops at the first damage instead.
 //
 // Exit status: 0 when the whole trace was read and every event decoded; 1
 // when something was lost or failed (after writing what could be: partial
@@ -322,9 +324,14 @@ func (d *dumper) dump(src *trace.Reader) int {
 			fmt.Fprintf(d.stderr, "clrdump: none of the %d events read matched %s; -stats lists the trace's events by name\n", d.read, f)
 		}
 	}
-	// The whole output first, then what the trace lost.
+	// The whole output first, then what the trace lost (what its writer
+	// dropped too, when the output was to hold every event).
 	d.w.Flush()
-	return reportLost(d.stderr, errors.Join(readErr, d.p.Undecoded.Err()))
+	lost := errors.Join(readErr, d.p.Undecoded.Err())
+	if !d.p.Done() {
+		lost = withDropped(lost, src)
+	}
+	return reportLost(d.stderr, lost)
 }
 
 // out is the output buffer's free space, for one event's output to be

@@ -208,6 +208,7 @@ func (p *parquetFlags) writeDataset(ctx context.Context, ds *dataset.Dataset, ou
 					continue
 				}
 				st, err := ds.WriteTrace(ctx, name, src)
+				dropped := withDropped(nil, src)
 				src.Close()
 				if p.afterTrace != nil {
 					p.afterTrace(name)
@@ -224,6 +225,9 @@ func (p *parquetFlags) writeDataset(ctx context.Context, ds *dataset.Dataset, ou
 					}
 					if st.Undecoded != nil {
 						report(exitError, "clrdump: %s: %v (rows of generic with an error)\n", name, st.Undecoded)
+					}
+					if dropped != nil {
+						report(exitError, "clrdump: %v\n", dropped)
 					}
 				case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 					// interrupted: the summary says so

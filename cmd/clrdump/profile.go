@@ -102,6 +102,7 @@ func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, rd readi
 		o.PIDs = []int64{pid} // -pid 0: the idle processors of an ETW trace
 	}
 	p, lost := profile.Build(src, o)
+	lost = withDropped(lost, src)
 	if p == nil {
 		return reportLost(stderr, lost)
 	}

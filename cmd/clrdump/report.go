@@ -93,7 +93,7 @@ func (rf *reportFlags) run(fs *flag.FlagSet, o reportOptions, stdin io.Reader, s
 	switch rf.kind {
 	case "gc":
 		a, err := gcstats.Read(src)
-		lost = without(err, gcstats.ErrNoEvents)
+		lost = withDropped(without(err, gcstats.ErrNoEvents), src)
 		procs := slices.DeleteFunc(a.Processes(), func(p *gcstats.Process) bool { return o.pid >= 0 && p.PID != o.pid })
 		if len(procs) == 0 {
 			fmt.Fprintf(stderr, "clrdump: %s%s: %v\n", src.Name(), pidNote(o.pid), a.Missing(o.pid))
@@ -113,7 +113,7 @@ func (rf *reportFlags) run(fs *flag.FlagSet, o reportOptions, stdin io.Reader, s
 		}
 	case "jit":
 		a, err := jitstats.Read(src)
-		lost = without(err, jitstats.ErrNoEvents)
+		lost = withDropped(without(err, jitstats.ErrNoEvents), src)
 		procs := slices.DeleteFunc(a.Processes(), func(p *jitstats.Process) bool { return o.pid >= 0 && p.PID != o.pid })
 		if len(procs) == 0 {
 			fmt.Fprintf(stderr, "clrdump: %s%s: %v\n", src.Name(), pidNote(o.pid), a.Missing(o.pid))

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/clrgo/clrevents/etl"
+	"github.com/clrgo/clrevents/internal/etltest"
+	"github.com/clrgo/clrevents/internal/tracetest"
+)
+
+// TestDropped: events the trace's writer dropped (here an ETW session, as
+// its log header counts them) are said on standard error in every mode,
+// after the output, and the exit status is 1: the output lacks them.
+func TestDropped(t *testing.T) {
+	log, err := etltest.Log(tracetest.Bytes(t, "../../testdata/traces/gcevents.etl.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// EventsLost, in the log header event's payload (TRACE_LOGFILE_HEADER).
+	r, err := etl.NewFileOrderReader(bytes.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(log, first.Payload[:64])
+	binary.LittleEndian.PutUint32(log[at+48:], 7)
+	name := filepath.Join(t.TempDir(), "lost.etl")
+	if err := os.WriteFile(name, log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "clrdump: " + name + ": the ETW session lost 7 events (as the log's header counts them): they are not in the trace, nor in this output\n"
+	for _, args := range [][]string{{}, {"-stats"}, {"-format", "jsonl"}, {"-report", "gc"}} {
+		_, errs, code := dump(t, append(args, name)...)
+		if code != exitError || !strings.HasSuffix(errs, want) {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and %q", args, code, errs, want)
+		}
+	}
+	// -n asks for part of the output: what was dropped does not matter.
+	if _, errs, code := dump(t, "-n", "1", name); code != exitOK || errs != "" {
+		t.Errorf("-n 1: exit %d, stderr %q", code, errs)
+	}
+}
