@@ -73,15 +73,24 @@ type FormatError struct {
 	BufferOffset int64 // file offset of the buffer
 	// EventOffset is the event's Offset (see Event.Offset), or -1.
 	EventOffset int64
-	Err         error
+	// Compressed says the buffer is stored compressed: EventOffset is
+	// then the buffer's offset plus the event's in the expanded buffer,
+	// not a file offset.
+	Compressed bool
+	Err        error
 }
 
-// Error formats the error as "etl: buffer N at offset O: event at E: …".
-// In a merged Reader the log's name follows "etl: ".
+// Error formats the error as "etl: buffer N at offset O: event at E: …";
+// for a compressed buffer "…: event at byte X of the buffer expanded (it
+// is stored compressed): …", which no file offset locates. In a merged
+// Reader the log's name follows "etl: ".
 func (e *FormatError) Error() string {
 	log := ""
 	if e.Log != "" {
 		log = e.Log + ": "
+	}
+	if e.EventOffset >= 0 && e.Compressed {
+		return fmt.Sprintf("etl: %sbuffer %d at offset %d: event at byte %d of the buffer expanded (it is stored compressed): %v", log, e.Buffer, e.BufferOffset, e.EventOffset-e.BufferOffset, e.Err)
 	}
 	if e.EventOffset >= 0 {
 		return fmt.Sprintf("etl: %sbuffer %d at offset %d: event at %d: %v", log, e.Buffer, e.BufferOffset, e.EventOffset, e.Err)
@@ -885,7 +894,7 @@ func (r *Reader) garbledTime(s *stream, start, size int, why string) error {
 	info := s.info
 	ts := s.ev.Timestamp
 	d := Damage{Buffer: info.index, Offset: info.off + int64(start), Length: int64(size), Events: 1,
-		Err: &FormatError{Buffer: info.index, BufferOffset: info.off, EventOffset: info.off + int64(start),
+		Err: &FormatError{Buffer: info.index, BufferOffset: info.off, EventOffset: info.off + int64(start), Compressed: s.compressed,
 			Err: fmt.Errorf("%v event's timestamp %d %s: garbled", s.ev.HeaderKind, ts, why)}}
 	if s.compressed {
 		// The event's bytes are not the file's: the damage names the
@@ -917,6 +926,7 @@ func (r *Reader) bufferFault(s *stream, start int, err error) error {
 	default:
 		return nil
 	}
+	fe.Compressed = s.compressed
 	s.trunc, s.fault = false, nil
 	size := int64(info.size)
 	if info.cut > 0 {

@@ -414,3 +414,16 @@ func TestTruncatedMissing(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatErrorCompressed: an event's offset in a compressed buffer is
+// no file offset; the error says where it is in the expanded buffer.
+func TestFormatErrorCompressed(t *testing.T) {
+	e := &FormatError{Buffer: 12, BufferOffset: 183810, EventOffset: 183810 + 46736, Compressed: true, Err: errors.New("bad")}
+	if got, want := e.Error(), "etl: buffer 12 at offset 183810: event at byte 46736 of the buffer expanded (it is stored compressed): bad"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	e.Compressed = false
+	if got, want := e.Error(), "etl: buffer 12 at offset 183810: event at 230546: bad"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
