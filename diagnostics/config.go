@@ -323,6 +323,9 @@ func ParseProviders(spec string) ([]Provider, error) {
 		if p.Name == "" {
 			return nil, fmt.Errorf("provider %q: no name", item)
 		}
+		if strings.ContainsRune(p.Name, '"') {
+			return nil, fmt.Errorf("provider %q: a name holds no quotes (they are for argument values)", item)
+		}
 		if len(parts) > 1 && parts[1] != "" && parts[1] != "*" {
 			k := strings.TrimPrefix(strings.TrimPrefix(parts[1], "0x"), "0X")
 			v, err := strconv.ParseUint(k, 16, 64)

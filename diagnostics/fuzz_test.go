@@ -2,6 +2,7 @@ package diagnostics
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -22,5 +23,28 @@ func FuzzReplies(f *testing.F) {
 			ParseProcessInfo(c, b)
 		}
 		ParseAdvertisement(b)
+	})
+}
+
+// FuzzParseProviders: any provider list parses or fails without a panic,
+// and what parses reads back from its String form unchanged.
+func FuzzParseProviders(f *testing.F) {
+	for _, s := range []string{"Microsoft-Windows-DotNETRuntime:0x1:4", `P:1:4:FilterAndPayloadSpecs="A/B\r\nC/D"`, `P:*:5:a=\x41\u00e9\101\cJ`, "A,B:0x2,A::0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		ps, err := ParseProviders(spec)
+		if err != nil {
+			return
+		}
+		for _, p := range ps {
+			if strings.ContainsAny(p.Name, ",") || strings.Contains(p.Args, ",") && !strings.Contains(p.Args, `"`) {
+				return // a comma the list form cannot carry back unquoted
+			}
+			again, err := ParseProviders(p.String())
+			if err != nil || len(again) != 1 || again[0].Name != p.Name || again[0].Keywords != p.Keywords || again[0].Level != p.Level {
+				t.Fatalf("%q: %+v reads back from %q as %+v, %v", spec, p, p.String(), again, err)
+			}
+		}
 	})
 }
