@@ -460,6 +460,21 @@ func fileName(name, trim string) string {
 	return fmt.Sprintf("%s-%016x.parquet", strings.TrimLeft(base, trim), h.Sum64())
 }
 
+// Holds reports whether a trace added under name is in the dataset (its
+// row in the traces table is committed), as WriteTrace names traces: by
+// the name as given.
+func (d *Dataset) Holds(name string) bool {
+	if _, err := os.Stat(filepath.Join(d.dir, "traces", FileName(name))); err == nil {
+		return true
+	}
+	if old := d.legacyFile(name); old != "" {
+		if _, err := os.Stat(old); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // legacyFile is the traces table's file of the trace given by name as
 // versions before FileName trimmed underscores wrote it, when that name
 // differs from FileName's (name's base begins with _ after its dots):

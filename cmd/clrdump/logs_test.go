@@ -93,3 +93,40 @@ func TestParquetSiblings(t *testing.T) {
 		}
 	}
 }
+
+// TestParquetSideLogAppended: a side log added in a later run, whose
+// events the dataset holds through the log it was read with, is refused,
+// and so is the main log when a side log of it is in the dataset on its
+// own: neither puts those events in twice. -single-log adds each alone.
+func TestParquetSideLogAppended(t *testing.T) {
+	paths := diagDir(t) // diaghub.etl, then its side logs
+	add := func(dir string, single bool, name string, appendTo bool) (string, int) {
+		args := []string{"-o", dir}
+		if appendTo {
+			args = append(args, "-append")
+		}
+		return parquetRun(t, &parquetFlags{reading: reading{singleLog: single}}, append(args, name)...)
+	}
+	dir := filepath.Join(t.TempDir(), "ds")
+	if errs, code := add(dir, false, paths[0], false); code != exitOK {
+		t.Fatalf("the session: exit %d: %s", code, errs)
+	}
+	errs, code := add(dir, false, paths[1], true)
+	if want := paths[1] + ": not added: the dataset holds " + paths[0] + ", which was read with it"; code != exitError || !strings.Contains(errs, want) {
+		t.Errorf("a side log after its main log: exit %d, %q; want 1 and %q", code, errs, want)
+	}
+	dir2 := filepath.Join(t.TempDir(), "ds")
+	if errs, code := add(dir2, false, paths[1], false); code != exitOK {
+		t.Fatalf("a side log alone: exit %d: %s", code, errs)
+	}
+	errs, code = add(dir2, false, paths[0], true)
+	if want := paths[0] + ": not added: it is read with " + paths[1] + ", which the dataset holds on its own"; code != exitError || !strings.Contains(errs, want) {
+		t.Errorf("the main log after a side log: exit %d, %q; want 1 and %q", code, errs, want)
+	}
+	if errs, code := add(dir2, true, paths[0], true); code != exitOK {
+		t.Errorf("-single-log: exit %d, %q", code, errs)
+	}
+	if n, _ := filepath.Glob(filepath.Join(dir2, "traces", "*.parquet")); len(n) != 2 {
+		t.Errorf("%d traces in the second dataset, want the side log and the main log alone", len(n))
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -173,6 +175,41 @@ func (p *parquetFlags) withoutSiblings(names []string, stderr io.Writer) []strin
 	return kept
 }
 
+// sideLogClash refuses an ETW log whose events the dataset holds already
+// through a log added before, and that another run read as one with it
+// (trace.Siblings): X.etl when X.kernel.etl is in the dataset on its
+// own, or X.kernel.etl when X.etl (read with it) is. withoutSiblings
+// does the same among the names of one run. With -single-log each log is
+// read alone, and nothing is refused.
+func (p *parquetFlags) sideLogClash(ds *dataset.Dataset, name string) error {
+	if p.singleLog {
+		return nil
+	}
+	if sibs, err := trace.Siblings(name); err == nil {
+		for _, s := range sibs[1:] {
+			if ds.Holds(s) {
+				return fmt.Errorf("%s: not added: it is read with %s, which the dataset holds on its own, so that log's events would be in it twice (-single-log adds this log alone)", name, s)
+			}
+		}
+	}
+	dir, file := filepath.Split(name)
+	lower := strings.ToLower(file)
+	for _, kind := range []string{".kernel", ".clr", ".user"} {
+		i := strings.Index(lower, kind)
+		if i <= 0 || !strings.HasSuffix(lower, ".etl") {
+			continue
+		}
+		primary := filepath.Join(dir, file[:i]+".etl")
+		if !ds.Holds(primary) {
+			continue
+		}
+		if sibs, err := trace.Siblings(primary); err == nil && slices.Contains(sibs, filepath.Join(dir, file)) {
+			return fmt.Errorf("%s: not added: the dataset holds %s, which was read with it, so its events are in the dataset already (-single-log adds this log alone)", name, primary)
+		}
+	}
+	return nil
+}
+
 // writeDataset writes each trace, as many at once as there are
 // processors, closes the dataset, and when not every trace was written
 // says which were.
@@ -202,6 +239,10 @@ func (p *parquetFlags) writeDataset(ctx context.Context, ds *dataset.Dataset, ou
 			defer wg.Done()
 			for i := range next {
 				name := names[i]
+				if err := p.sideLogClash(ds, name); err != nil {
+					report(exitError, "clrdump: %v\n", err)
+					continue
+				}
 				src, err := trace.Open(name, p.options()...)
 				if err != nil {
 					report(exitError, "clrdump: %v\n", err)
