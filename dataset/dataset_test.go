@@ -104,7 +104,7 @@ func TestUnderscoreName(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(dir, IdentityDir)); err != nil {
 		t.Fatal(err)
 	}
-	d, err = Create(dir, Options{})
+	_, err = Create(dir, Options{})
 	if !errors.Is(err, ErrExists) {
 		t.Fatalf("Create without append over the old dataset: %v, want ErrExists", err)
 	}
