@@ -72,4 +72,5 @@ var tracesColumns = []column{
 	{name: "decode_errors", kind: clrimpl.ColumnInt64},
 	{name: "damaged_bytes", kind: clrimpl.ColumnInt64},
 	{name: "damage", kind: clrimpl.ColumnString, optional: true},
+	{name: "dropped", kind: clrimpl.ColumnInt64},
 }

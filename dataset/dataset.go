@@ -132,7 +132,9 @@
 // be too: an ETW log cut short between two buffers, an archive whose
 // checksum fails) and damage (its message, naming the first damaged range
 // and its offset, or what is missing; NULL when the whole trace was
-// read: damage IS NULL is the test for a whole trace).
+// read: damage IS NULL is the test for a whole trace); then dropped, the
+// events the trace's writer dropped (trace.Reader.Dropped), which the
+// trace, whole or not, does not hold.
 //
 // # Files
 //
@@ -495,6 +497,10 @@ type Stats struct {
 	// ETW log whose stacks were walked after them (walked.go).
 	WalkedStacks int64
 	Tables       int // files written
+	// Dropped counts the events the trace's writer dropped (the runtime,
+	// its session's buffer full; an ETW session, as its log header counts
+	// them; trace.Reader.Dropped): not in the trace, so in no table.
+	Dropped int64
 	// Undecoded is nil, or an error that names the first few events that
 	// did not decode and counts them (trace.ErrUndecoded).
 	Undecoded error
@@ -732,6 +738,8 @@ func (tw *traceWriter) write(ctx context.Context, src *trace.Reader) (Stats, err
 	} else {
 		t.null()
 	}
+	st.Dropped = int64(src.Dropped())
+	t.Int(st.Dropped)
 	if err := t.end(); err != nil {
 		return st, err
 	}

@@ -43,6 +43,19 @@ func TestDropped(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 1 and %q", args, code, errs, want)
 		}
 	}
+	// A dataset: the traces row counts them, and the run says so.
+	dir := filepath.Join(t.TempDir(), "ds")
+	errs, code := parquetRun(t, &parquetFlags{}, "-o", dir, name)
+	if code != exitError || !strings.HasSuffix(errs, want) {
+		t.Errorf("-format parquet: exit %d, stderr %q; want 1 and %q", code, errs, want)
+	}
+	rows, _ := filepath.Glob(filepath.Join(dir, "traces", "*.parquet"))
+	if len(rows) != 1 {
+		t.Fatalf("%d traces files", len(rows))
+	}
+	if row := readParquet(t, rows[0]); len(row) != 1 || row[0]["dropped"].Int64() != 7 {
+		t.Errorf("traces row %v, want dropped 7", row)
+	}
 	// -n asks for part of the output: what was dropped does not matter.
 	if _, errs, code := dump(t, "-n", "1", name); code != exitOK || errs != "" {
 		t.Errorf("-n 1: exit %d, stderr %q", code, errs)
