@@ -100,3 +100,42 @@ func TestTraceStreamFails(t *testing.T) {
 		t.Errorf("logs:\n%s", l)
 	}
 }
+
+// TestProfileStreamFails: a profile window whose stream ends early while
+// the process still answers is an error (500), counted, not the profile
+// of what came, as a window cut short by the process's exit is.
+func TestProfileStreamFails(t *testing.T) {
+	h := newHost(t)
+	const pid = 720003
+	w := &simruntime.Workload{PID: pid}
+	stream := func(req *simruntime.Collect, out io.Writer, stop, closed <-chan struct{}) {
+		for _, p := range req.Providers {
+			if p.Name == "Microsoft-DotNETCore-SampleProfiler" {
+				out = &cutWriter{w: out, left: 32 << 10} // the window's session: cut
+			}
+		}
+		w.Stream(req, out, stop, closed)
+	}
+	srv, err := simruntime.Start(h.dir, simruntime.Config{PID: pid, Stream: stream, Entrypoint: "Sim.App", DisambigKey: pid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	h.sims[pid] = &sim{srv: srv, w: w}
+	h.mu.Unlock()
+	s := serve(t, h, monitor.Options{CounterInterval: 0.2}, monitor.Access{})
+	attached(t, s, pid)
+	resp, err := http.Get(s.url + "/debug/pprof/profile?pid=720003&seconds=5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(b), "process 720003") {
+		t.Errorf("%d %q; want 500 naming the process", resp.StatusCode, b)
+	}
+	waitFor(t, 5*time.Second, "the window error counted", func() bool {
+		c, _ := series(families(t, s), "clrevents_monitor_errors_total", "stage", "window")
+		return c == 1
+	})
+}

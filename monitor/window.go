@@ -61,8 +61,9 @@ func (m *Monitor) acquire(pid int) (*proc, error) {
 // session. It returns ErrNotMonitored, ErrNotAttached (the process is
 // listed in another state than attached), ErrBusy (a window is running),
 // or the session's error; ctx ends the window early. A window whose stream
-// is cut short (the process exited) is the profile of what was recorded,
-// its duration the time recorded, and no error.
+// is cut short by the process's exit is the profile of what was recorded,
+// its duration the time recorded, and no error; one cut short while the
+// process still answers is an error.
 func (m *Monitor) Profile(ctx context.Context, pid int, k profile.Kind, d time.Duration, w io.Writer) error {
 	if k != profile.CPU && k != profile.Alloc && k != profile.Contention {
 		return fmt.Errorf("monitor: no %v profile", k)
@@ -87,14 +88,16 @@ func (m *Monitor) Profile(ctx context.Context, pid int, k profile.Kind, d time.D
 		b.Add(e) // an event that does not decode is left out
 	})
 	if err != nil {
-		if b == nil || !errors.Is(err, io.ErrUnexpectedEOF) {
+		if b == nil || !errors.Is(err, io.ErrUnexpectedEOF) || !m.exited(p) {
+			// Nothing recorded, a failure that is no cut, or a stream
+			// cut short while the process still answers: a failure.
 			m.errs[stageWindow].Add(1)
 			return procErr(pid, err)
 		}
-		// The stream was cut short (the process exited): what was
+		// The stream was cut short by the process's exit: what was
 		// recorded is the profile, its duration the time recorded. A
 		// process that exits is no failure of the monitor's.
-		m.logf("process %d: the %v window ended after %v, its stream cut short (the process exited?): %v", pid, k, time.Since(start).Round(time.Millisecond), err)
+		m.logf("process %d: the %v window ended after %v, its stream cut short by the process's exit: %v", pid, k, time.Since(start).Round(time.Millisecond), err)
 	}
 	// The code map is the monitoring session's too: resolve and write
 	// under its lock, to memory, and send after.
