@@ -62,27 +62,7 @@ func TestTraceProcessExits(t *testing.T) {
 // response is aborted, so the client's read of the body fails (it ended
 // cleanly, as a process's exit ends it), and the failure is counted.
 func TestTraceStreamFails(t *testing.T) {
-	h := newHost(t)
-	const pid = 720002
-	w := &simruntime.Workload{PID: pid}
-	stream := func(req *simruntime.Collect, out io.Writer, stop, closed <-chan struct{}) {
-		for _, p := range req.Providers {
-			if p.Name == "Microsoft-DotNETCore-SampleProfiler" {
-				// The trace window's session (cpu-sampling): cut.
-				out = &cutWriter{w: out, left: 32 << 10}
-			}
-		}
-		w.Stream(req, out, stop, closed)
-	}
-	srv, err := simruntime.Start(h.dir, simruntime.Config{PID: pid, Stream: stream, Entrypoint: "Sim.App", DisambigKey: pid})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.mu.Lock()
-	h.sims[pid] = &sim{srv: srv, w: w}
-	h.mu.Unlock()
-	s := serve(t, h, monitor.Options{CounterInterval: 0.2}, monitor.Access{})
-	attached(t, s, pid)
+	s := cutWindows(t, 720002)
 	resp, err := http.Get(s.url + "/trace?pid=720002&seconds=5")
 	if err != nil {
 		t.Fatal(err)
@@ -105,26 +85,7 @@ func TestTraceStreamFails(t *testing.T) {
 // the process still answers is an error (500), counted, not the profile
 // of what came, as a window cut short by the process's exit is.
 func TestProfileStreamFails(t *testing.T) {
-	h := newHost(t)
-	const pid = 720003
-	w := &simruntime.Workload{PID: pid}
-	stream := func(req *simruntime.Collect, out io.Writer, stop, closed <-chan struct{}) {
-		for _, p := range req.Providers {
-			if p.Name == "Microsoft-DotNETCore-SampleProfiler" {
-				out = &cutWriter{w: out, left: 32 << 10} // the window's session: cut
-			}
-		}
-		w.Stream(req, out, stop, closed)
-	}
-	srv, err := simruntime.Start(h.dir, simruntime.Config{PID: pid, Stream: stream, Entrypoint: "Sim.App", DisambigKey: pid})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.mu.Lock()
-	h.sims[pid] = &sim{srv: srv, w: w}
-	h.mu.Unlock()
-	s := serve(t, h, monitor.Options{CounterInterval: 0.2}, monitor.Access{})
-	attached(t, s, pid)
+	s := cutWindows(t, 720003)
 	resp, err := http.Get(s.url + "/debug/pprof/profile?pid=720003&seconds=5")
 	if err != nil {
 		t.Fatal(err)
@@ -138,4 +99,30 @@ func TestProfileStreamFails(t *testing.T) {
 		c, _ := series(families(t, s), "clrevents_monitor_errors_total", "stage", "window")
 		return c == 1
 	})
+}
+
+// cutWindows serves a monitor of one simulated process, pid, attached,
+// whose window sessions (those with the SampleProfiler: a CPU profile, a
+// cpu-sampling trace) are cut after 32 KiB while the process lives on.
+func cutWindows(t *testing.T, pid int) *server {
+	h := newHost(t)
+	w := &simruntime.Workload{PID: pid}
+	stream := func(req *simruntime.Collect, out io.Writer, stop, closed <-chan struct{}) {
+		for _, p := range req.Providers {
+			if p.Name == "Microsoft-DotNETCore-SampleProfiler" {
+				out = &cutWriter{w: out, left: 32 << 10} // a window's session: cut
+			}
+		}
+		w.Stream(req, out, stop, closed)
+	}
+	srv, err := simruntime.Start(h.dir, simruntime.Config{PID: pid, Stream: stream, Entrypoint: "Sim.App", DisambigKey: uint64(pid)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	h.sims[pid] = &sim{srv: srv, w: w}
+	h.mu.Unlock()
+	s := serve(t, h, monitor.Options{CounterInterval: 0.2}, monitor.Access{})
+	attached(t, s, pid)
+	return s
 }
