@@ -554,7 +554,8 @@ func (r *Reader) RelativeMSec(ts int64) float64 {
 }
 
 // Close closes what Open opened; for Readers made with NewReader and
-// friends it closes nothing. Next returns io.EOF after Close.
+// friends it closes nothing. Next returns io.EOF after Close, or the final
+// error it had returned (a damaged log's), which it returns again.
 func (r *Reader) Close() error {
 	var err error
 	if r.merged != nil {

@@ -34,8 +34,12 @@ type DecodeErrors struct {
 // decodeErrorsKept is how many errors DecodeErrors keeps in full.
 const decodeErrorsKept = 3
 
-// Add notes an event that did not decode.
+// Add notes an event that did not decode; a nil err (an event that did)
+// is not counted.
 func (d *DecodeErrors) Add(err error) {
+	if err == nil {
+		return
+	}
 	d.n++
 	if len(d.first) < decodeErrorsKept {
 		d.first = append(d.first, err)

@@ -279,10 +279,16 @@ func (e *Event) Payload() []byte {
 // among them) come after the event, as late as the trace's end: Stacks
 // matches them to their events.
 func (e *Event) Stack() []uint64 {
+	var s []uint64
 	if e.nt != nil {
-		return e.nt.Stack
+		s = e.nt.Stack
+	} else {
+		s = e.et.Stack
 	}
-	return e.et.Stack
+	if len(s) == 0 {
+		return nil // the format readers reuse their slices: one may be empty
+	}
+	return s
 }
 
 // ActivityID is the event's activity ID; zero when absent.

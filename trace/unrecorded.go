@@ -133,7 +133,10 @@ func (e *Event) DisplayName() string {
 		if d := e.typeDescriptor(); d != nil && e.res.kernel == nil && e.res.class == nil {
 			return d.DisplayName
 		}
-		return e.Name()
+		if n := e.Name(); n != "" {
+			return n
+		}
+		return "EventID(" + strconv.Itoa(int(e.ID())) + ")"
 	}
 	if d := e.typeDescriptor(); d != nil {
 		return d.DisplayName
