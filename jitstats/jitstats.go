@@ -211,7 +211,8 @@ func (a *Analyzer) Add(e *trace.Event) {
 	}
 }
 
-// Origin is the time of the first event Add saw (zero if none).
+// Origin is the time of the first event Add or Observe saw, unless
+// SetOrigin set it (zero if none): reports give times relative to it.
 func (a *Analyzer) Origin() time.Time { return a.feed.Origin }
 
 // SetOrigin sets the time reports count from, for events fed by Observe.
@@ -262,6 +263,9 @@ func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrimpl.Event) {
 }
 
 func (a *Analyzer) observe(t time.Time, pid, tid int64, ev clrimpl.Event) error {
+	if a.feed.Origin.IsZero() {
+		a.feed.Origin = t // as gcstats' Observe: reports count from it
+	}
 	ce, ok := ev.(clrevents.Event)
 	if !ok {
 		return nil

@@ -329,3 +329,15 @@ func TestGarbledCompileTimes(t *testing.T) {
 		t.Errorf("missing methods %v", want)
 	}
 }
+
+// TestObserveOrigin: without SetOrigin, reports count from the first event
+// Observe saw, as gcstats' do.
+func TestObserveOrigin(t *testing.T) {
+	a := jitstats.NewAnalyzer()
+	t0 := time.Date(2026, 1, 1, 0, 0, 5, 0, time.UTC)
+	a.Observe(t0, 9, 1, &clrevents.MethodJittingStartedV1{MethodID: 1})
+	a.Observe(t0.Add(time.Second), 9, 1, &clrevents.MethodJittingStartedV1{MethodID: 2})
+	if got := a.Origin(); !got.Equal(t0) {
+		t.Errorf("Origin %v, want the first event's %v", got, t0)
+	}
+}
