@@ -74,7 +74,9 @@
 // event and its offset, then a count), and the events the trace's writer
 // dropped (the runtime, its session's buffer full; an ETW session, as its
 // log header counts them), which are not in the trace at all. -strict
-// stops at the first damage instead.
+// stops at the first damage instead, as a reader that does not
+// resynchronise would: the block the damage (or the input's end) falls
+// in is not read, the events before the fault in it with it.
 //
 // Exit status: 0 when the whole trace was read and every event decoded; 1
 // when something was lost or failed (after writing what could be: partial
@@ -132,8 +134,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 	ff := eventfmt.AddFilterFlags(fs)
 	fs.BoolVar(&o.stats, "stats", false, "print counts and payload bytes per event type instead of events")
 	fs.StringVar(&o.order, "order", "time", "event order: time (by timestamp, as TraceEvent gives them) or file (as stored)")
-	fs.BoolVar(&o.strict, "strict", false, "stop at the first damage in the trace instead of reading on past it")
-	fs.BoolVar(&o.singleLog, "single-log", false, "read an ETL file alone: not with the logs beside it (X.kernel*.etl, X.clr*.etl, X.user*.etl for X.etl) that are otherwise read with it, merged by time, as TraceEvent reads them")
+	fs.BoolVar(&o.strict, "strict", false, "stop at the first damage in the trace instead of reading on past it (the damaged block is not read)")
+	fs.BoolVar(&o.singleLog, "single-log", false, "read an ETL file alone: not with the logs beside it (X.kernel*.etl, X.clr*.etl, X.user*.etl for X.etl) that are otherwise read with it, merged by time, as TraceEvent reads them (an archive holding several logs is read whole either way)")
 	pf := addProfileFlags(fs)
 	rf := addReportFlags(fs)
 	pq := addParquetFlags(fs)

@@ -529,3 +529,21 @@ func TestEventTraceEventNames(t *testing.T) {
 		t.Errorf("-event TestEvent3/24: %q", out)
 	}
 }
+
+// TestUsageReportAndParquet: flags that mean nothing in a mode are usage
+// errors (2) there, naming the flag: -n with a report that lists no
+// methods, an unknown -compression.
+func TestUsageReportAndParquet(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-report", "gc", "-n", "5"}, "-n does not apply to -report gc -format text"},
+		{[]string{"-report", "jit", "-format", "csv", "-n", "1"}, "-n does not apply to -report jit -format csv"},
+		{[]string{"-format", "parquet", "-compression", "lz4", "-o", filepath.Join(t.TempDir(), "ds")}, `-compression "lz4": want zstd, snappy or none`},
+	} {
+		if _, errs, code := dump(t, append(c.args, small)...); code != exitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errs, c.want)
+		}
+	}
+}

@@ -87,6 +87,12 @@ func (p *parquetFlags) run(fs *flag.FlagSet, format string, rd reading, stderr i
 		fmt.Fprintf(stderr, "clrdump: -rowgroup %d: want a number of rows, at least 1\n", p.rowGroup)
 		return exitUsage
 	}
+	switch p.compression {
+	case "zstd", "snappy", "none":
+	default:
+		fmt.Fprintf(stderr, "clrdump: -compression %q: want zstd, snappy or none\n", p.compression)
+		return exitUsage
+	}
 	out := fs.Lookup("o").Value.String() // -o is shared with -profile (profile.go)
 	if out == "" || fs.NArg() == 0 {
 		fmt.Fprintf(stderr, "usage: clrdump -format parquet -o DIR [-append] TRACE...\n")

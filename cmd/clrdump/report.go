@@ -74,6 +74,11 @@ func (rf *reportFlags) run(fs *flag.FlagSet, o reportOptions, stdin io.Reader, s
 		fmt.Fprintf(stderr, "clrdump: unknown -format %q with -report (want text, jsonl, csv or html)\n", o.format)
 		return exitUsage
 	}
+	if o.topIsSet && (rf.kind != "jit" || o.format != "text") {
+		// -n is the number of slowest methods jit's text report lists.
+		fmt.Fprintf(stderr, "clrdump: -n does not apply to -report %s -format %s (it is the number of slowest methods -report jit lists in text)\n", rf.kind, o.format)
+		return exitUsage
+	}
 	if !oneTrace(fs, stderr) {
 		return exitUsage
 	}

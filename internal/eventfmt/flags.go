@@ -23,7 +23,7 @@ func AddFilterFlags(fs *flag.FlagSet) *FilterFlags {
 	f := &FilterFlags{}
 	fs.StringVar(&f.Provider, "provider", "", "only providers whose name matches this glob (case-insensitive), e.g. '*Rundown'")
 	fs.StringVar(&f.Event, "event", "", "only events whose name matches this glob: the manifest symbol ('GC*', 'Method*Verbose*') or TraceEvent's Task/Opcode name ('GC/Start', 'Method/*', 'Request/Start')")
-	fs.StringVar(&f.keyword, "keyword", "", "only events with any of these keyword bits (hex or decimal)")
+	fs.StringVar(&f.keyword, "keyword", "", "only events with any of these keyword bits (hex or decimal; 0 is no filter)")
 	fs.Int64Var(&f.PID, "pid", -1, "only events of this process")
 	fs.Int64Var(&f.TID, "tid", -1, "only events of this thread")
 	fs.IntVar(&f.Limit, "n", 0, "stop after this many events are printed (0: all)")
