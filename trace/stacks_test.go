@@ -64,31 +64,15 @@ func TestStacks(t *testing.T) {
 		keyDef(600, 35, kA, kern+0x10, kern+0x20),
 		keyDef(700, 36, kU, 0x77000010, 0x400010),
 	}
-	log, err := etltest.Log(tracetest.Bytes(t, "../testdata/traces/gcevents.etl.zip"), events...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := trace.NewReader(bytes.NewReader(log))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s trace.Stacks
 	var refs []trace.StackRef
 	walks := 0
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s.Add(e) {
+	s := feedStacks(t, events, func(e *trace.Event, walk bool) {
+		if walk {
 			walks++
 		} else if e.Name() == "PerfInfo/Sample" {
 			refs = append(refs, e.StackRef())
 		}
-	}
+	})
 	if walks != 8 || len(refs) != 4 || s.Len() != 3 {
 		t.Fatalf("%d walk events, %d samples, %d events walked", walks, len(refs), s.Len())
 	}
@@ -153,17 +137,6 @@ func TestCreatorStacks(t *testing.T) {
 		}
 		return etltest.System(stackWalk, 32, 2, creatorTID, creatorPID, ts+1, p)
 	}
-	log, err := etltest.Log(tracetest.Bytes(t, "../testdata/traces/gcevents.etl.zip"),
-		threadStart(100, 4, 184), walk(100, 0x401000, 0x402000),
-		processStart(200, 1360), walk(200, 0x403000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := trace.NewReader(bytes.NewReader(log))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s trace.Stacks
 	type start struct {
 		name               string
 		pid, tid, cpid, ct int64
@@ -171,20 +144,13 @@ func TestCreatorStacks(t *testing.T) {
 		ref                trace.StackRef
 	}
 	var starts []start
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Add(e)
-		if n := e.Name(); n == "Thread/Start" || n == "Process/Start" {
-			cpid, ctid, ok := e.Creator()
-			starts = append(starts, start{n, e.ProcessID(), e.ThreadID(), cpid, ctid, ok, e.StackRef()})
-		}
-	}
+	s := feedStacks(t, [][]byte{threadStart(100, 4, 184), walk(100, 0x401000, 0x402000), processStart(200, 1360), walk(200, 0x403000)},
+		func(e *trace.Event, _ bool) {
+			if n := e.Name(); n == "Thread/Start" || n == "Process/Start" {
+				cpid, ctid, ok := e.Creator()
+				starts = append(starts, start{n, e.ProcessID(), e.ThreadID(), cpid, ctid, ok, e.StackRef()})
+			}
+		})
 	if len(starts) != 2 {
 		t.Fatalf("%d starts: %+v", len(starts), starts)
 	}
@@ -237,7 +203,8 @@ func TestDeferredUserStacks(t *testing.T) {
 		}
 		return etltest.System(stackWalk, 34, 2, 0, 0, ts, p) // KeyCreate
 	}
-	log, err := etltest.Log(tracetest.Bytes(t, "../testdata/traces/gcevents.etl.zip"),
+	var refs []trace.StackRef
+	s := feedStacks(t, [][]byte{
 		sample(100, 77), inline(100, 77, kern+0x10), // kernel frames alone
 		sample(200, 77), inline(200, 77, kern+0x20),
 		inline(200, 77, 0x400020, 0x77000020),                 // the user part, logged once
@@ -247,28 +214,11 @@ func TestDeferredUserStacks(t *testing.T) {
 		keyDef(350, kK, kern+0x40), keyDef(360, kU, 0x400040),
 		sample(400, 79), keyRef(400, 37, 79, kK),
 		sample(500, 79), keyRef(500, 37, 79, kK), keyRef(500, 38, 79, kU),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := trace.NewReader(bytes.NewReader(log))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s trace.Stacks
-	var refs []trace.StackRef
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !s.Add(e) && e.Name() == "PerfInfo/Sample" {
+	}, func(e *trace.Event, walk bool) {
+		if !walk && e.Name() == "PerfInfo/Sample" {
 			refs = append(refs, e.StackRef())
 		}
-	}
+	})
 	want := [][]uint64{
 		{kern + 0x10, 0x400020, 0x77000020},
 		{kern + 0x20, 0x400020, 0x77000020},
@@ -285,5 +235,30 @@ func TestDeferredUserStacks(t *testing.T) {
 		if f, _, ok := s.Stack(ref, nil); !ok || !slices.Equal(f, want[i]) {
 			t.Errorf("sample %d: %#x (%v), want %#x", i, f, ok, want[i])
 		}
+	}
+}
+
+// feedStacks reads a log of events (in testdata's gcevents log's frame),
+// giving each to a Stacks and then to fn, with whether it was a walk.
+func feedStacks(t *testing.T, events [][]byte, fn func(e *trace.Event, walk bool)) *trace.Stacks {
+	t.Helper()
+	log, err := etltest.Log(tracetest.Bytes(t, "../testdata/traces/gcevents.etl.zip"), events...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.NewReader(bytes.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s trace.Stacks
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return &s
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(e, s.Add(e))
 	}
 }
