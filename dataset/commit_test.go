@@ -60,6 +60,18 @@ func write(t *testing.T, d *Dataset, ctx context.Context, path string) (Stats, e
 	return d.WriteTrace(ctx, path, src)
 }
 
+// writeAs adds the trace at path to d under name.
+func writeAs(t *testing.T, d *Dataset, name, path string) error {
+	t.Helper()
+	src, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	_, err = d.WriteTrace(context.Background(), name, src)
+	return err
+}
+
 // all lists every file and folder under dir, relative and with /, but
 // the staging folder and its lock file while a Dataset has them.
 func all(t *testing.T, dir string) []string {

@@ -71,16 +71,7 @@ func TestUnderscoreName(t *testing.T) {
 		t.Fatal(err)
 	}
 	const name = "fleet/_app.nettrace"
-	add := func(d *Dataset, name, path string) error {
-		src, err := trace.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer src.Close()
-		_, err = d.WriteTrace(context.Background(), name, src)
-		return err
-	}
-	if err := add(d, name, small); err != nil {
+	if err := writeAs(t, d, name, small); err != nil {
 		t.Fatal(err)
 	}
 	d.Close()
@@ -114,11 +105,11 @@ func TestUnderscoreName(t *testing.T) {
 	}
 	defer d.Close()
 	before := snapshot(t, dir)
-	if err := add(d, name, small); err == nil || !strings.Contains(err.Error(), "("+filepath.Join(dir, "traces", old)+" exists) with no identity") {
+	if err := writeAs(t, d, name, small); err == nil || !strings.Contains(err.Error(), "("+filepath.Join(dir, "traces", old)+" exists) with no identity") {
 		t.Errorf("adding %s again: %v, want it refused naming traces/%s", name, err, old)
 	}
 	sameTree(t, "after the trace was refused", before, snapshot(t, dir))
-	if err := add(d, "fleet/_other.nettrace", checkpoint); err != nil {
+	if err := writeAs(t, d, "fleet/_other.nettrace", checkpoint); err != nil {
 		t.Fatal(err)
 	}
 	if !exists(filepath.Join(dir, "traces", FileName("fleet/_other.nettrace"))) {

@@ -238,17 +238,8 @@ func TestNameTaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	add := func(d *Dataset, name, path string) error {
-		src, err := trace.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer src.Close()
-		_, err = d.WriteTrace(context.Background(), name, src)
-		return err
-	}
 	const name = "app.nettrace"
-	if err := add(d, name, small); err != nil {
+	if err := writeAs(t, d, name, small); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(dir, "traces", FileName(name))
@@ -257,13 +248,13 @@ func TestNameTaken(t *testing.T) {
 	// Another trace: fewer events than the identity hashes, and more.
 	for _, path := range []string{"../testdata/traces/eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip",
 		"../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace"} {
-		err := add(d, name, path)
+		err := writeAs(t, d, name, path)
 		if err == nil || !strings.HasPrefix(err.Error(), another) || !strings.Contains(err.Error(), "distinct name") ||
 			!strings.Contains(err.Error(), "absolute path") || strings.Contains(err.Error(), "already in the dataset") {
 			t.Errorf("%s as %s: %v", path, name, err)
 		}
 	}
-	if err := add(d, name, small); err == nil || !strings.Contains(err.Error(), `already in the dataset as "app.nettrace": the same trace`) {
+	if err := writeAs(t, d, name, small); err == nil || !strings.Contains(err.Error(), `already in the dataset as "app.nettrace": the same trace`) {
 		t.Errorf("the same trace again: %v", err)
 	}
 	sameTree(t, "after the traces were refused", before, snapshot(t, dir))
@@ -277,13 +268,13 @@ func TestNameTaken(t *testing.T) {
 	defer other.Close()
 	d.hook = func(_, stage string, _ int) error {
 		if stage == "commit" {
-			if err := add(other, late, "../testdata/traces/eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip"); err != nil {
+			if err := writeAs(t, other, late, "../testdata/traces/eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip"); err != nil {
 				t.Error(err)
 			}
 		}
 		return nil
 	}
-	if err := add(d, late, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace"); err == nil ||
+	if err := writeAs(t, d, late, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace"); err == nil ||
 		!strings.HasPrefix(err.Error(), `late.nettrace: another trace is in the dataset under the name "late.nettrace"`) {
 		t.Errorf("a trace committed under its name meanwhile: %v", err)
 	}
@@ -294,7 +285,7 @@ func TestNameTaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{small, checkpoint} {
-		err := add(d, name, path)
+		err := writeAs(t, d, name, path)
 		if err == nil || !strings.Contains(err.Error(), `a trace is in the dataset under the name "app.nettrace" (`+file+" exists) with no identity") {
 			t.Errorf("%s as %s without identities: %v", path, name, err)
 		}
