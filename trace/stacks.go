@@ -172,19 +172,22 @@ func (s *Stacks) add(v clrimpl.Event, ptrSize int) {
 		}
 		w := s.walk(StackRef{int64(v.EventTimeStamp), v.StackThread}, v.StackProcess)
 		part := s.addPart(s.scratch)
-		if isKernelAddr(s.scratch[0], ptrSize) {
-			s.walks[w].kernel = part
-			s.deferUser(v.StackThread, w)
-			if isKernelAddr(s.scratch[len(s.scratch)-1], ptrSize) {
-				return // kernel-mode frames alone: the user-mode part may follow
-			}
-		} else {
+		switch {
+		case !isKernelAddr(s.scratch[0], ptrSize):
 			for _, d := range s.userPart(v.StackThread, w) {
 				s.walks[d].user = part
 			}
 			s.walks[w].user = part
+		case isKernelAddr(s.scratch[len(s.scratch)-1], ptrSize):
+			// Kernel-mode frames alone: the user-mode part may follow.
+			s.walks[w].kernel = part
+			s.deferUser(v.StackThread, w)
+		default:
+			// Both parts: the thread's walk is whole, and the thread
+			// was back in user mode.
+			s.walks[w].kernel = part
+			delete(s.deferred, v.StackThread)
 		}
-		delete(s.deferred, v.StackThread) // the thread's walk is whole
 	case kernelevents.StackWalkKeyRefEvent:
 		f := v.StackWalkKeyRefFields()
 		w := s.walk(StackRef{int64(f.EventTimeStamp), f.StackThread}, f.StackProcess)
