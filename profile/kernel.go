@@ -126,7 +126,7 @@ func (b *Builder) kernelEvent(e *trace.Event, class clrimpl.GUID) error {
 			k.interval = int64(f.NewInterval) * 100
 		}
 	case *kernelevents.PerfInfoSampleV2:
-		pid := e.ProcessID() // -1 until a stack walk or a later Thread event says
+		pid := e.ProcessID() // -1 where no Thread event names the thread (yet): a stack walk or a later one may
 		if pid >= 0 && !b.keep(pid) {
 			b.leftOut(pid)
 			return nil

@@ -190,7 +190,14 @@ func (e *Event) Keywords() uint64 {
 // ProcessID is the process the event is about; -1 when the trace does not
 // say. For the ETW kernel events package etl parses it is TraceEvent's:
 // the payload's process (a CPU sample's: its thread's, from the trace's
-// Thread events), not the logging thread's.
+// Thread events), not the logging thread's. A thread that was running
+// before the log's Thread events began (a circular log, which has lost
+// the rundown at its start, or a cut one) is named by the first event that
+// ends it, the rundown at the log's end among them, as TraceEvent names
+// it: on the first event of such a thread the Reader reads the log once
+// more for them (an ETL file, an archive's or a merge's logs; a stream
+// read once cannot be read again, and its events keep -1 until a Thread
+// event names their thread).
 func (e *Event) ProcessID() int64 {
 	if e.nt != nil {
 		return int64(e.nt.ProcessID)
@@ -205,13 +212,18 @@ func (e *Event) ProcessID() int64 {
 }
 
 // ProcessName is the executable's name of the event's process
-// ("Test.x86.exe"), where the trace has given it so far (an ETW trace's
-// kernel Process events); "" otherwise.
+// ("Test.x86.exe"), where the trace has given it (an ETW trace's kernel
+// Process events so far, or for a process running before they began, the
+// first that ends it: see ProcessID); "" otherwise.
 func (e *Event) ProcessName() string {
-	if e.r == nil || e.r.procNames == nil {
+	if e.r == nil {
 		return ""
 	}
-	return e.r.procNames[e.ProcessID()]
+	pid := e.ProcessID()
+	if name, ok := e.r.procNames[pid]; ok || !e.r.kernelSeen || e.et == nil {
+		return name
+	}
+	return e.r.endedProcess(pid, e.et.Timestamp)
 }
 
 // ThreadID is the thread the event is about; -1 when the trace does not

@@ -245,10 +245,15 @@ func (e *Event) headerOr(issuing uint32) (pid, tid int64, ok bool) {
 }
 
 // threadsProcess is thread tid and its process from the trace's Thread
-// events so far (-1 when none named it).
+// events so far, or, for a thread that was running before they began,
+// from the first that ends it (endNames: a circular or cut log's); -1
+// when none names it.
 func (e *Event) threadsProcess(tid uint32) (pid, t int64, ok bool) {
 	if p, known := e.r.threads[tid]; known {
 		return int64(p), int64(tid), true
+	}
+	if p, known := e.r.endedThread(tid, e.et.Timestamp); known {
+		return p, int64(tid), true
 	}
 	return -1, int64(tid), true
 }

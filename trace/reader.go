@@ -128,7 +128,13 @@ type Reader struct {
 	// procNames are the executables' names from its kernel Process events
 	// so far.
 	procNames map[int64]string
-	guidNext  int
+	// kernelSeen: an ETW trace has had kernel events (a kernel log's
+	// processes can be named at its end: endNames).
+	kernelSeen bool
+	// endsRead: endNames has been looked for (ends), nil if not found.
+	endsRead bool
+	endNames *endNames
+	guidNext int
 	// descs holds the descriptions an ETW trace carries of providers
 	// outside the tables (KernelTraceControl's EventInfo events, the
 	// manifests of .NET EventSources, TraceLogging metadata).
@@ -655,6 +661,7 @@ func (r *Reader) fromETL(e *etl.Event) {
 	res := r.resolveGUID(e.ProviderGUID)
 	r.ev = Event{r: r, res: res, typ: r.find(res.provs, classicID(e), e.Version, false), et: e}
 	if res.kernel != nil {
+		r.kernelSeen = true
 		r.noteKernel(&r.ev)
 		r.ev.ids = idsUnknown // found on the first ProcessID or ThreadID
 	}
