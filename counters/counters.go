@@ -118,15 +118,42 @@ func (c *Counter) RateSeconds() float64 {
 	return 1
 }
 
-// payload is an EventCounters payload as the event's JSON gives it.
+// payload is an EventCounters payload as the event's JSON gives it. The
+// runtime writes the event with EventSource.Write, whose one argument (an
+// object with a Payload property) an EventPipe trace's metadata describes
+// as a field without a name: {"": {"Payload": {…}}}. An ETW log's
+// TraceLogging description lays the argument's properties out as the
+// event's own fields: {"Payload": {…}}. Both are read.
 type payload struct {
-	Payload *struct {
-		Name, DisplayName, DisplayUnits, DisplayRateTimeScale string
-		Series, CounterType, Metadata                         string
-		Mean, StandardDeviation, Min, Max, IntervalSec        number
-		Count                                                 number
-		Increment                                             *number
+	Payload *counterPayload
+}
+
+// counterPayload is the runtime's CounterPayload, a mean counter's or an
+// incrementing counter's.
+type counterPayload struct {
+	Name, DisplayName, DisplayUnits, DisplayRateTimeScale string
+	Series, CounterType, Metadata                         string
+	Mean, StandardDeviation, Min, Max, IntervalSec        number
+	Count                                                 number
+	Increment                                             *number
+}
+
+func (p *payload) UnmarshalJSON(b []byte) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return err
 	}
+	if raw, ok := fields["Payload"]; ok {
+		return json.Unmarshal(raw, &p.Payload)
+	}
+	if raw, ok := fields[""]; ok {
+		var w struct{ Payload *counterPayload }
+		if err := json.Unmarshal(raw, &w); err != nil {
+			return err
+		}
+		p.Payload = w.Payload
+	}
+	return nil
 }
 
 // number is a JSON number, or a string holding one: EventPipe

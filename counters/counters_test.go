@@ -45,8 +45,9 @@ func read(t *testing.T, tr []byte) ([]counters.Counter, []error) {
 }
 
 // TestDecode: System.Runtime's mean and incrementing counters, as the
-// runtime's EventCounters events carry them (simulated), decode to their
-// figures; NaN comes through.
+// runtime's EventCounters events carry them (simulated, in the shape its
+// EventPipe metadata gives them), decode to their figures; NaN comes
+// through.
 func TestDecode(t *testing.T) {
 	tr, _ := simruntime.CountersTrace(1, [][]simruntime.Counter{{
 		{Name: "cpu-usage", DisplayName: "CPU Usage", Units: "%", Value: 12.5},
@@ -70,6 +71,35 @@ func TestDecode(t *testing.T) {
 	}
 	if cpu.Value() != 12.5 || alloc.Value() != 8168 || !math.IsNaN(heap.Value()) || !math.IsNaN(heap.Max) {
 		t.Errorf("values %v, %v, %v (max %v)", cpu.Value(), alloc.Value(), heap.Value(), heap.Max)
+	}
+}
+
+// TestDecodeShapes: EventCounters described as the runtime's EventPipe
+// metadata describes them (the Write call's argument as one unnamed
+// object: {"": {"Payload": …}}) and as an ETW log's TraceLogging
+// description lays them out ({"Payload": …}) give the same counters.
+func TestDecodeShapes(t *testing.T) {
+	iv := [][]simruntime.Counter{{
+		{Name: "cpu-usage", DisplayName: "CPU Usage", Units: "%", Value: 12.5},
+		{Name: "alloc-rate", DisplayName: "Allocation Rate", Units: "B", Increment: true, Value: 8168},
+	}}
+	nested, _ := simruntime.CountersTrace(1, iv)
+	flat, _ := simruntime.FlatCountersTrace(1, iv)
+	a, errs := read(t, nested)
+	if len(errs) > 0 || len(a) != 2 {
+		t.Fatalf("the runtime's shape: %d counters, errors %v", len(a), errs)
+	}
+	b, errs := read(t, flat)
+	if len(errs) > 0 || len(b) != 2 {
+		t.Fatalf("the flat shape: %d counters, errors %v", len(b), errs)
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			t.Errorf("counter %d: the runtime's shape gives\n%+v, the flat one\n%+v", i, a[i], b[i])
+		}
+	}
+	if a[0].Mean != 12.5 || a[1].Increment != 8168 {
+		t.Errorf("values %+v", a)
 	}
 }
 

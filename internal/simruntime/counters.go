@@ -26,17 +26,35 @@ type Counter struct {
 
 // CountersTrace builds a NetTrace V6 stream in which System.Runtime
 // reports the given counters once per interval, as the runtime's
-// EventCounters events describe them in their metadata (a "Payload"
-// object with the fields EventSource writes). live is the length of the
-// part before the last interval's end: the end-of-stream block follows.
-// It is written from NetTraceFormat.md, for tests.
+// EventCounters events describe them in their metadata: EventSource.Write
+// of an object whose Payload property holds the fields EventSource
+// writes, the object described as one field without a name (EventPipe
+// metadata gives a Write call's argument no name). live is the length of
+// the part before the last interval's end: the end-of-stream block
+// follows. It is written from NetTraceFormat.md, for tests.
 func CountersTrace(pid int, intervals [][]Counter) (trace []byte, live int) {
+	return countersTrace(pid, intervals, CounterFields)
+}
+
+// FlatCountersTrace is CountersTrace with the events' fields laid out as
+// an ETW log's TraceLogging description lays them out: the argument's
+// Payload property is the event's own field.
+func FlatCountersTrace(pid int, intervals [][]Counter) (trace []byte, live int) {
+	return countersTrace(pid, intervals, func(fs []Field) []Field { return []Field{{Name: "Payload", Type: TypeObject, Fields: fs}} })
+}
+
+// CounterFields describes an EventCounters event's argument as the
+// runtime's EventPipe metadata does: one unnamed object holding the
+// Payload object whose fields are fs.
+func CounterFields(fs []Field) []Field {
+	return []Field{{Name: "", Type: TypeObject, Fields: []Field{{Name: "Payload", Type: TypeObject, Fields: fs}}}}
+}
+
+func countersTrace(pid int, intervals [][]Counter, shape func([]Field) []Field) (trace []byte, live int) {
 	mean, sum := counterFields()
 	var w v6w
 	w.header(pid)
-	w.metadata("System.Runtime", "EventCounters",
-		[]Field{{Name: "Payload", Type: TypeObject, Fields: mean}},
-		[]Field{{Name: "Payload", Type: TypeObject, Fields: sum}})
+	w.metadata("System.Runtime", "EventCounters", shape(mean), shape(sum))
 	w.threads(pid)
 	for _, iv := range intervals {
 		var events []v6Event

@@ -661,8 +661,8 @@ func metadataBlock() []byte {
 		{mMethodDCEnd, rd, 144, "", 2, nil},
 		{mModuleDCEnd, rd, 154, "", 2, nil},
 		{mSample, "Microsoft-DotNETCore-SampleProfiler", 0, "ThreadSample", 0, nil},
-		{mCounterMean, "System.Runtime", 0, "EventCounters", 0, []Field{{Name: "Payload", Type: TypeObject, Fields: mean}}},
-		{mCounterSum, "System.Runtime", 0, "EventCounters", 0, []Field{{Name: "Payload", Type: TypeObject, Fields: sum}}},
+		{mCounterMean, "System.Runtime", 0, "EventCounters", 0, CounterFields(mean)},
+		{mCounterSum, "System.Runtime", 0, "EventCounters", 0, CounterFields(sum)},
 	}
 	mb := binary.LittleEndian.AppendUint16(nil, 0)
 	for _, x := range recs {
