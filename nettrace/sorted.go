@@ -15,8 +15,11 @@ const (
 	// within each thread, but threads interleaved by block. It costs
 	// nothing beyond reading.
 	FileOrder Order = iota
-	// TimeOrder delivers events in timestamp order, as TraceEvent does,
-	// keeping file order for equal timestamps. From NetTrace V4 on, the
+	// TimeOrder delivers events in timestamp order, as TraceEvent does:
+	// of events with equal timestamps, those flagged IsSorted first (an
+	// IsSorted event goes out as soon as TraceEvent reads it, before the
+	// events it holds with its timestamp), then in file order. From
+	// NetTrace V4 on, the
 	// runtime writes a sequence point once every event before it has been
 	// written; the reader holds the events between two sequence points
 	// and hands them out merged by timestamp. It keeps the stretch's event
@@ -71,9 +74,11 @@ func (r *Reader) SetLowLatency(on bool) { r.lowLatency = on }
 //
 // The runtime writes each thread's events in time order, and a block holds
 // runs of one thread's events, so the held events fall into runs of
-// non-decreasing timestamps that are contiguous in arrival order. nextSorted
-// merges the runs with a heap keyed by (timestamp, arrival index): the same
-// order as a stable sort by timestamp, without sorting.
+// non-decreasing timestamps that are contiguous in arrival order (an
+// IsSorted event after an unsorted one of its timestamp begins a run).
+// nextSorted merges the runs with a heap keyed by (timestamp, not IsSorted,
+// arrival index): the same order as a stable sort by timestamp and then
+// IsSorted first, without sorting.
 type sortState struct {
 	chunks []*[recChunk]heldRec // the held events, recChunk to a chunk
 	n      int32                // how many are held
@@ -182,14 +187,20 @@ type heldExt struct {
 }
 
 // mergeRun is a run of held events [pos, end) in time order; ts is the
-// timestamp of event pos.
+// timestamp of event pos, and tie its place among events of that
+// timestamp: pos, plus 1<<32 unless it is flagged IsSorted.
 type mergeRun struct {
-	ts       int64
+	ts, tie  int64
 	pos, end int32
 }
 
 func (a *mergeRun) less(b *mergeRun) bool {
-	return a.ts < b.ts || a.ts == b.ts && a.pos < b.pos
+	return a.ts < b.ts || a.ts == b.ts && a.tie < b.tie
+}
+
+// tieOf is the tie of held event i (mergeRun).
+func tieOf(h *heldRec, i int32) int64 {
+	return int64(i) | int64(b2u(!h.sorted))<<32
 }
 
 // rec returns held event i.
@@ -374,7 +385,8 @@ func (r *Reader) release() *Event {
 	i := top.pos
 	top.pos++
 	if top.pos < top.end {
-		top.ts = s.rec(top.pos).ts
+		x := s.rec(top.pos)
+		top.ts, top.tie = x.ts, tieOf(x, top.pos)
 	} else {
 		n := len(h) - 1
 		h[0] = h[n]
@@ -538,19 +550,21 @@ func (r *Reader) fillSorted() {
 		if h0.sorted && (!s.marked || prev > s.mark) {
 			s.mark, s.marked = prev, true
 		}
+		prevSorted := h0.sorted
 		for end < n {
 			h := s.rec(end)
 			ts := h.ts
-			if ts < prev {
+			if ts < prev || ts == prev && h.sorted && !prevSorted {
 				break
 			}
+			prevSorted = h.sorted
 			if h.sorted && (!s.marked || ts > s.mark) {
 				s.mark, s.marked = ts, true
 			}
 			prev = ts
 			end++
 		}
-		s.runs = append(s.runs, mergeRun{s.rec(start).ts, start, end})
+		s.runs = append(s.runs, mergeRun{h0.ts, tieOf(h0, start), start, end})
 		h := s.runs
 		for j := len(h) - 1; j > 0; {
 			p := (j - 1) / 2

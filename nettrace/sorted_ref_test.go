@@ -13,7 +13,8 @@ import (
 // refTimeOrder is the obvious time order that TimeOrder must match event
 // for event and field for field: read in file order, copy every event of a
 // stretch (up to the first event after a sequence point) and sort the
-// copies stably by timestamp. It returns the events and the error that
+// copies stably by timestamp, IsSorted events first among equals (as
+// TraceEvent hands an IsSorted event out at once, before those it holds). It returns the events and the error that
 // ends the stream.
 func refTimeOrder(data []byte, limit int) ([]Event, error) {
 	r, err := NewReader(bytes.NewReader(data))
@@ -27,6 +28,10 @@ func refTimeOrder(data []byte, limit int) ([]Event, error) {
 			case a.Timestamp < b.Timestamp:
 				return -1
 			case a.Timestamp > b.Timestamp:
+				return 1
+			case a.IsSorted != b.IsSorted && a.IsSorted:
+				return -1
+			case a.IsSorted != b.IsSorted:
 				return 1
 			}
 			return 0
