@@ -156,6 +156,9 @@ func (b *Builder) finishKernel() (dropped int) {
 			continue
 		}
 		r := b.raws.at(i)
+		if r.stack == takenBack {
+			continue // left out already (an allocation tick of a process with AllocationSampled events)
+		}
 		if s.clr {
 			b.walkedStack(s, r)
 			continue

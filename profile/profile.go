@@ -9,7 +9,8 @@
 // in one naming the exception ("Throw(System.IO.FileNotFoundException)"),
 // as PerfView's stacks do (symbols.Label frames), where the event names
 // them (GCAllocationTick from version 2, AllocationSampled, ExceptionThrown
-// from version 1). A Profile writes itself as
+// from version 1). A process with both allocation events is profiled from
+// its AllocationSampled events alone (see Alloc). A Profile writes itself as
 // pprof (what go tool pprof reads), folded stacks (as pyroscope and
 // FlameGraph read them) and speedscope JSON.
 //
@@ -133,7 +134,12 @@ const (
 	// an estimate from AllocationSampled (each sample weighed up by its
 	// chance of being taken), but from GCAllocationTick the count of
 	// ticks: a tick stands for about 100 KB of objects and does not say
-	// how many, so there alloc_objects counts ticks, not objects.
+	// how many, so there alloc_objects counts ticks, not objects. A
+	// process whose trace has both (the GC keyword at Verbose and the
+	// AllocationSampling keyword) is counted from its AllocationSampled
+	// events alone, which the runtime's design doc asks profilers to
+	// prefer: its GCAllocationTick events are left out, rather than
+	// counting its allocations twice.
 	Alloc
 	// Contention is where threads waited for locks: the runtime's
 	// ContentionStart and ContentionStop events, as waits and the time
@@ -421,6 +427,9 @@ type Builder struct {
 	// universal: CPU samples came from a universal trace's
 	// Universal.Events (universal.go).
 	universal bool
+	// sampled are the processes that have AllocationSampled events: an
+	// allocation profile leaves out their GCAllocationTick events.
+	sampled map[int64]bool
 }
 
 // NewBuilder starts a profile. origin is the clock value the trace counts
@@ -732,6 +741,9 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 	case Alloc:
 		switch {
 		case strings.HasPrefix(name, "GCAllocationTick"):
+			if b.sampled[pid] {
+				return nil // the process's AllocationSampled events stand for its allocations
+			}
 			ev, err := e.DecodeIn(clrevents.Table())
 			if err != nil {
 				return err
@@ -757,6 +769,9 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 			}
 			if x.ObjectSize > clrevents.MaxAllocationBytes {
 				return fmt.Errorf("%w: ObjectSize %d bytes is more than an address space holds", ErrNotCredible, x.ObjectSize)
+			}
+			if !b.sampled[pid] {
+				b.allocationSampled(pid)
 			}
 			c, n := upscale(x.ObjectSize)
 			b.add(pid, e.ThreadID(), ts, e.Stack(), c, n, b.label("Type ", x.TypeName, ""))
@@ -813,6 +828,25 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 		}
 	}
 	return nil
+}
+
+// allocationSampled notes the first AllocationSampled event of process
+// pid: the process's allocation ticks made so far are taken back, and
+// those to come are left out (see Alloc). Until now, every allocation raw
+// of the process was a tick.
+func (b *Builder) allocationSampled(pid int64) {
+	if b.sampled == nil {
+		b.sampled = map[int64]bool{}
+	}
+	b.sampled[pid] = true
+	for _, blk := range b.raws.blocks {
+		for i := range blk {
+			if r := &blk[i]; r.stack != takenBack && b.threadKeys[r.thread].pid == pid {
+				r.stack = takenBack
+				b.takenBack++
+			}
+		}
+	}
 }
 
 // ErrNotCredible is wrapped by the error of an event whose values no

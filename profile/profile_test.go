@@ -22,6 +22,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
+	"github.com/clrgo/clrevents/internal/etltest"
 	"github.com/clrgo/clrevents/internal/tracetest"
 	"github.com/clrgo/clrevents/symbols"
 	"github.com/clrgo/clrevents/trace"
@@ -706,6 +708,69 @@ func TestTypeLeaves(t *testing.T) {
 	if !strings.Contains(b.String(), ";Throw(System.IO.FileNotFoundException) 1\n") {
 		t.Errorf("exception profile:\n%s", b.String())
 	}
+}
+
+// TestAllocSampledOverTicks: a process whose trace has both allocation
+// events (the GC keyword at Verbose and .NET 10's AllocationSampling
+// keyword) has its allocations counted once, from AllocationSampled, as
+// the runtime's design doc asks of profilers: its GCAllocationTick events
+// are left out, those before its first AllocationSampled and those after
+// (they were summed with them, twice the bytes, and ticks counted as
+// objects). A process with ticks alone keeps them. An ETW log's ticks
+// left out stay out when their stack walks come.
+func TestAllocSampledOverTicks(t *testing.T) {
+	runtime := clrevents.ProviderRuntime.GUID()
+	clr := func(info *clrevents.EventInfo, pid uint32, ts int64, payload []byte) []byte {
+		return etltest.Event(runtime, info.ID, info.Version, uint8(info.Opcode), uint16(info.Task), 5, pid, ts, payload)
+	}
+	tick := func(pid uint32, ts int64, typ string) []byte {
+		return clr((*clrevents.GCAllocationTickV4)(nil).Info(), pid, ts, (&clrevents.GCAllocationTickV4{AllocationAmount: 100_000,
+			AllocationAmount64: 100_000, ClrInstanceID: 1, TypeName: clrimpl.UTF16Of(typ)}).Encode(nil, 8))
+	}
+	sampled := func(pid uint32, ts int64, typ string, size uint64) []byte {
+		return clr((*clrevents.AllocationSampled)(nil).Info(), pid, ts, (&clrevents.AllocationSampled{ClrInstanceID: 1,
+			TypeName: clrimpl.UTF16Of(typ), ObjectSize: size}).Encode(nil, 8))
+	}
+	walk := func(pid uint32, ts int64, frames ...uint64) []byte { // the stack of the event before it
+		return clr((*clrevents.CLRStackWalk)(nil).Info(), pid, ts, kkpl().u16(1).u16(0).u32(uint32(len(frames))).ptrs(frames...))
+	}
+	b := NewBuilder(Options{Kind: Alloc}, 0, 10_000_000)
+	feed(t, b,
+		tick(10, 100, "System.String"),
+		walk(10, 101, 0x10000010), // a tick taken back keeps out when its walk comes
+		tick(20, 150, "System.Byte[]"),
+		sampled(10, 200, "System.String", 100),
+		tick(10, 300, "System.String"),
+		sampled(10, 400, "System.Object", 24),
+		tick(20, 500, "System.Byte[]"),
+	)
+	p, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1, n1 := upscale(100)
+	c2, n2 := upscale(24)
+	want := map[string][]int64{
+		"process 10;Type System.String": {c1, n1},
+		"process 10;Type System.Object": {c2, n2},
+		"process 20;Type System.Byte[]": {2, 200_000},
+	}
+	got := map[string][]int64{}
+	for stack, v := range p.Folded() {
+		got[stack] = []int64{0, v}
+	}
+	for _, s := range p.Samples {
+		frames := p.Stacks.Frames(s.Stack)
+		k := p.processName(s.PID) + ";" + p.Map.Frame(frames[len(frames)-1]).String()
+		got[k][0] += s.Values[0]
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("allocations (-want +got):\n%s", diff)
+	}
+	if p.Events != 4 {
+		t.Errorf("%d events made samples, want 4 (two AllocationSampled, two ticks)", p.Events)
+	}
+	writersAgree(t, p)
 }
 
 // TestSampleTypes: a CPU profile from SampleProfiler samples counts them by

@@ -16,8 +16,9 @@ import (
 //	clrdump -profile cpu|alloc|contention|exception -format pprof|folded|speedscope [-o FILE] [-managed-only] [-pid N] TRACE
 //
 // builds a profile (package profile) instead of printing events: CPU and
-// thread time from the SampleProfiler, allocations, lock contention or
-// exceptions, each with its managed stacks. -format defaults to folded;
+// thread time from the SampleProfiler, allocations (GCAllocationTick and
+// AllocationSampled; a process with both is counted from AllocationSampled
+// alone), lock contention or exceptions, each with its managed stacks. -format defaults to folded;
 // folded and speedscope go to standard output without -o, pprof (binary)
 // needs -o. -managed-only leaves out CPU time outside managed code; -pid
 // keeps one process (without it, or with -pid -1, every process; an ETW
