@@ -2,16 +2,21 @@ package profile
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	pprof "github.com/google/pprof/profile"
 
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
@@ -462,5 +467,86 @@ func TestGarbledSampleCount(t *testing.T) {
 	}
 	if n != 3 || ns != 3*defaultInterval {
 		t.Errorf("%d samples of %d ns in all, want 3 of %d", n, ns, 3*defaultInterval)
+	}
+}
+
+// nativeTarget is a function of the test's own executable, which
+// TestNativeSymbolized samples as native code.
+//
+//go:noinline
+func nativeTarget() int { return 42 }
+
+// TestNativeSymbolized: a native frame's pprof mapping (an image the
+// trace names, no function) is not marked HasFunctions, so that go tool
+// pprof symbolizes its address from the image's file: here the test's
+// own executable, a real ELF file, sampled inside nativeTarget. Marked
+// HasFunctions, pprof took the frame's "test!?" as its function and never
+// read the file.
+func TestNativeSymbolized(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Skipf("the test's executable is no ELF file: %v", err)
+	}
+	defer f.Close()
+	pc := uint64(reflect.ValueOf(nativeTarget).Pointer())
+	var base, end uint64
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Off == 0 {
+			base = p.Vaddr
+		}
+		if p.Type == elf.PT_LOAD && p.Vaddr <= pc && pc < p.Vaddr+p.Memsz {
+			end = p.Vaddr + p.Memsz
+		}
+	}
+	if f.Type != elf.ET_EXEC || end == 0 || base > pc {
+		t.Skipf("the test's executable (%v) is not mapped at its link addresses", f.Type)
+	}
+	b := NewBuilder(Options{}, 0, 10_000_000)
+	sample := func(ts int64, ip uint64) []byte {
+		return kev(ts, gPerfInfo, opSampledProfile, kkpl().ptrs(ip).u32(77).u16(1).u16(0))
+	}
+	feed(t, b,
+		kev(0, gThread, opDCStart, kkpl().u32(10).u32(77).ptrs(0, 0, 0, 0, 0, 0, 0).u32(0)),
+		imageEvent(10, base, end-base, exe),
+		sample(100, pc+1),
+		sample(200, pc+1),
+	)
+	p, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp := writersAgree(t, p) // parsed back, and CheckValid
+	var native *pprof.Mapping
+	for _, m := range pp.Mapping {
+		if m.File == exe {
+			native = m
+		}
+	}
+	if native == nil || native.HasFunctions || native.Start != base || native.Limit != end {
+		t.Errorf("the executable's mapping %+v: want [%#x, %#x) without HasFunctions", native, base, end)
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH: cannot run go tool pprof")
+	}
+	file := filepath.Join(t.TempDir(), "native.pb.gz")
+	out, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WritePprof(out); err != nil {
+		t.Fatal(err)
+	}
+	out.Close()
+	top, err := exec.Command(goBin, "tool", "pprof", "-top", file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof: %v\n%s", err, top)
+	}
+	if !bytes.Contains(top, []byte("profile.nativeTarget")) {
+		t.Errorf("go tool pprof did not symbolize the native frame:\n%s", top)
 	}
 }

@@ -179,8 +179,8 @@ func TestPprofGoTool(t *testing.T) {
 			dll = m
 		}
 	}
-	if dll == nil || dll.BuildID != "AB87C2F708D74A9289560D81D3A1DB051" {
-		t.Errorf("the managed module's mapping: %+v; want its PDB's build ID", dll)
+	if dll == nil || dll.BuildID != "AB87C2F708D74A9289560D81D3A1DB051" || !dll.HasFunctions {
+		t.Errorf("the managed module's mapping: %+v; want its PDB's build ID, and HasFunctions (its methods are named)", dll)
 	}
 	// An EventPipe trace does not name its executable: pprof names no
 	// main binary rather than the first module it met.

@@ -137,6 +137,14 @@ func (p *Profile) WriteFolded(w io.Writer) error {
 // sample's outermost location is its process (see "Frames and processes"
 // in the package doc).
 //
+// A mapping whose functions the trace named (a managed module's, a native
+// image's symbols in a universal trace) has HasFunctions set; one that
+// holds a native frame ("module!?": an address in an image the trace
+// names, no function) has not, so that pprof symbolizes its addresses
+// from the image's file, which it finds by the mapping's path or build ID
+// (PPROF_BINARY_PATH, a symbol server); where it cannot, the frame keeps
+// its name. pprof then resymbolizes the mapping's named frames too.
+//
 // The first Mapping is what pprof calls the main binary ("File:" in go
 // tool pprof's header): for a profile of one process whose executable the
 // trace names, that executable's mapping; otherwise a mapping without a
@@ -193,6 +201,13 @@ func (p *Profile) Pprof() *profile.Profile {
 						Start: f.ImageBase, Limit: f.ImageEnd, Offset: f.ImageOffset, HasFunctions: true}
 					mappings[key] = m
 					out.Mapping = append(out.Mapping, m)
+				}
+				if f.Reason == symbols.Native && m.Limit > m.Start {
+					// An address no symbol named: the mapping is not
+					// symbolized, and pprof symbolizes it from its file
+					// (found by its path or build ID), keeping our name
+					// where it cannot.
+					m.HasFunctions = false
 				}
 				l.Mapping = m
 			}
