@@ -1285,8 +1285,10 @@ func (b *Builder) Finish() (*Profile, error) {
 		labels[i] = b.m.Label(text)
 	}
 	// Samples go to the profile in time order (stable: file order for
-	// equal times), whatever order the reader gave the events in.
+	// equal times), whatever order the reader gave the events in; then
+	// they are ordered by thread (sortByThread).
 	order := b.timeOrder()
+	var threadOf []uint32 // by sample, its thread's index
 	for n := range b.raws.n {
 		i := n
 		if order != nil {
@@ -1336,6 +1338,7 @@ func (b *Builder) Finish() (*Profile, error) {
 						j = len(p.Samples)
 						index[ak] = j
 						p.Samples = append(p.Samples, Sample{PID: k.pid, TID: k.tid, Stack: c.stack, Values: make([]int64, nv)})
+						threadOf = append(threadOf, r.thread)
 					}
 				}
 				c.thread, c.sample = r.thread, j
@@ -1354,7 +1357,50 @@ func (b *Builder) Finish() (*Profile, error) {
 	for i := range cache {
 		cache[i].flush(b.m)
 	}
+	p.Samples = b.sortByThread(p.Samples, threadOf)
 	return p, nil
+}
+
+// sortByThread orders samples by process, then thread, stably (each
+// thread's samples keep their order of first appearance), as
+// Profile.Samples says; threadOf is each sample's thread index. A counting
+// sort by the threads' ranks: one pass over the samples, a sort of the
+// threads alone.
+func (b *Builder) sortByThread(samples []Sample, threadOf []uint32) []Sample {
+	byKey := make([]uint32, len(b.threadKeys))
+	for i := range byKey {
+		byKey[i] = uint32(i)
+	}
+	slices.SortFunc(byKey, func(x, y uint32) int {
+		kx, ky := b.threadKeys[x], b.threadKeys[y]
+		return cmp.Or(cmp.Compare(kx.pid, ky.pid), cmp.Compare(kx.tid, ky.tid))
+	})
+	// start[t] is where thread t's samples begin.
+	start := make([]int, len(b.threadKeys))
+	for _, t := range threadOf {
+		start[t]++
+	}
+	at := 0
+	for _, t := range byKey {
+		n := start[t]
+		start[t] = at
+		at += n
+	}
+	next := slices.Clone(start)
+	sorted := true
+	for i, t := range threadOf {
+		sorted = sorted && next[t] == i
+		next[t]++
+	}
+	if sorted {
+		return samples
+	}
+	out := make([]Sample, len(samples))
+	for i, t := range threadOf {
+		out[start[t]] = samples[i]
+		start[t]++
+	}
+	return out
 }
 
 // addSat is a + b, held at the int64 range where it would overflow: a
