@@ -8,7 +8,7 @@
 //
 //	GET /processes                                   JSON: each process's PID, command line, runtime version, OS, architecture, attach state, events read and dropped
 //	GET /metrics                                     Prometheus text: the processes' runtime metrics and the collector's own health
-//	GET /debug/pprof/profile?pid=PID&seconds=N       gzipped pprof CPU profile of the next N seconds (go tool pprof reads it)
+//	GET /debug/pprof/profile?pid=PID&seconds=N       gzipped pprof CPU profile of the next N seconds (go tool pprof reads it): the SampleProfiler's thread time, sample type wall, each sample labelled state=managed or external
 //	GET /debug/pprof/allocs?pid=PID&seconds=N        allocations of the next N seconds: alloc_space in bytes and alloc_objects counting GCAllocationTick events (one per ~100 KB allocated)
 //	GET /debug/pprof/mutex?pid=PID&seconds=N         lock contention of the next N seconds: contentions, and delay in nanoseconds (ContentionStart's stack)
 //	GET /trace?pid=PID&seconds=N[&profile=P][&providers=SPEC]  the session's .nettrace, as clrtrace collect writes it

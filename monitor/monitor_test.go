@@ -359,7 +359,8 @@ func TestServe(t *testing.T) {
 		if strings.Contains(names, "?!?") {
 			t.Errorf("unresolved frames:\n%s", names)
 		}
-		if p.SampleType[1].Type != "cpu" || p.SampleType[1].Unit != "nanoseconds" || len(p.Sample) == 0 {
+		// The SampleProfiler's samples: thread time, "wall".
+		if p.SampleType[1].Type != "wall" || p.SampleType[1].Unit != "nanoseconds" || len(p.Sample) == 0 {
 			t.Errorf("sample types %v, %d samples", p.SampleType, len(p.Sample))
 		}
 		var total int64

@@ -125,6 +125,11 @@ func writeWindow(w io.Writer, b *profile.Builder, o profile.Options, start time.
 	}
 	if prof == nil {
 		prof = &profile.Profile{Kind: o.Kind, SampleTypes: o.Kind.SampleTypes(), Map: o.Map, Stacks: symbols.NewStacks()}
+		if o.Kind == profile.CPU {
+			// A window's CPU samples are the SampleProfiler's: thread
+			// time, as a window with samples names it.
+			prof.SampleTypes = profile.ThreadTimeSampleTypes()
+		}
 	}
 	prof.StartNanos, prof.DurationNanos = start.UnixNano(), time.Since(start).Nanoseconds()
 	return prof.WritePprof(w)

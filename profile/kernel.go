@@ -207,7 +207,7 @@ func (b *Builder) walkedStack(s *ksample, r *raw) {
 		if ok && len(frames) > 0 {
 			// The sample keeps its label (the type an allocation made,
 			// the exception a throw threw).
-			r.stack = b.internLeaf(b.threadKeys[r.thread].pid, frames, b.leafOf(r.stack))
+			r.stack = b.internLeaf(b.threadKeys[r.thread].pid, frames, b.leafOf(r.stack), b.stateOf(r.stack))
 			return
 		}
 	}

@@ -44,6 +44,15 @@
 // the trace's sync time are dropped. With ManagedOnly, time outside managed
 // code is left out. Values are nanoseconds.
 //
+// Such a profile is the threads' time, not the processors': its values
+// are samples/count and wall/nanoseconds (ThreadTimeSampleTypes; pprof's
+// sample and period type "wall", where kernel and universal samples give
+// "cpu"), and each Sample has the State its samples were in, Managed or
+// External, pprof's string label "state" ("managed" or "external": go
+// tool pprof -tagfocus=state=managed shows the time in managed code). The
+// folded stacks and speedscope have no state: a thread's stack is one
+// entry whatever its samples' states.
+//
 // # CPU in an ETW trace
 //
 // A kernel session (PerfView's default) samples every processor once a
@@ -124,8 +133,9 @@ type Kind uint8
 
 const (
 	// CPU is where threads spent their time: from an ETW log, the
-	// kernel's CPU samples; from an EventPipe trace, the runtime's
-	// samples of every managed thread, running or waiting (thread time).
+	// kernel's CPU samples (pprof type "cpu"); from an EventPipe trace,
+	// the runtime's samples of every managed thread, running or waiting
+	// (thread time, pprof type "wall", each sample labelled "state").
 	CPU Kind = iota
 	// Alloc is where memory was allocated: the runtime's allocation
 	// ticks (GCAllocationTick, about one every 100 KB; .NET 10's
@@ -175,7 +185,11 @@ type ValueType struct {
 }
 
 // SampleTypes returns the kind's values, as Go's profiles name them: the
-// last is the main one (pprof's default, and the folded value).
+// last is the main one (pprof's default, and the folded value). CPU's are
+// those of CPU time, samples/count and cpu/nanoseconds (an ETW log's
+// kernel samples); a CPU profile of EventPipe's SampleProfiler samples has
+// ThreadTimeSampleTypes instead, and one of a universal trace's samples
+// samples/count and cpu/samples.
 func (k Kind) SampleTypes() []ValueType {
 	switch k {
 	case CPU:
@@ -186,6 +200,40 @@ func (k Kind) SampleTypes() []ValueType {
 		return []ValueType{{"contentions", "count"}, {"delay", "nanoseconds"}}
 	}
 	return []ValueType{{"exceptions", "count"}}
+}
+
+// ThreadTimeSampleTypes returns the values of a CPU profile of the
+// SampleProfiler's samples (EventPipe), which are the threads' time,
+// running or waiting, not the processors': samples/count and
+// wall/nanoseconds.
+func ThreadTimeSampleTypes() []ValueType {
+	return []ValueType{{"samples", "count"}, {"wall", "nanoseconds"}}
+}
+
+// State is what the runtime said of a thread it sampled: a SampleProfiler
+// sample (EventPipe) is of a thread in managed code or outside it.
+type State uint8
+
+const (
+	// StateNone is the state of every sample but a SampleProfiler one.
+	StateNone State = iota
+	// StateManaged is a thread in managed code.
+	StateManaged
+	// StateExternal is a thread outside managed code: in native code,
+	// or waiting in the runtime or the OS.
+	StateExternal
+)
+
+// String is "managed", "external", or "" for StateNone: the value of a
+// pprof sample's label "state".
+func (s State) String() string {
+	switch s {
+	case StateManaged:
+		return "managed"
+	case StateExternal:
+		return "external"
+	}
+	return ""
 }
 
 // missing says what a trace lacks for a kind, and what to enable.
@@ -225,17 +273,25 @@ type Options struct {
 	Map *symbols.Map
 }
 
-// Sample is one aggregated sample: the values of one stack on one thread.
+// Sample is one aggregated sample: the values of one stack on one thread
+// (in one State).
 type Sample struct {
 	PID, TID int64
 	Stack    symbols.StackID
+	// State is, in a CPU profile of SampleProfiler samples, the state
+	// the runtime gave the samples (StateManaged or StateExternal): a
+	// thread's samples of one stack in each state are two Samples.
+	// StateNone in other profiles.
+	State State
 	// Values has one value per SampleType.
 	Values []int64
 }
 
 // Profile is a built profile.
 type Profile struct {
-	Kind        Kind
+	Kind Kind
+	// SampleTypes are the samples' values (Kind.SampleTypes; a CPU
+	// profile of SampleProfiler samples has ThreadTimeSampleTypes).
 	SampleTypes []ValueType
 	// Samples in a stable order: by process, thread, then first
 	// appearance.
@@ -381,6 +437,10 @@ type Builder struct {
 	// index in labelTexts, plus one), 0 for none; nil while no stack has
 	// one. Labels name what an allocation made or a throw threw.
 	rawLeaf []uint32
+	// rawStates is, by raw stack ID, the State of its samples; nil while
+	// no stack has one (a raw stack of SampleProfiler samples is one
+	// stack in one state).
+	rawStates []State
 	// labelTexts are the labels' texts, and labelIdx their indices by
 	// the UTF-16 name they were made from, after the label's prefix
 	// (labelKey is where the key is built).
@@ -992,11 +1052,15 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 		return garbled
 	}
 	if v != 0 {
+		st := StateManaged
+		if typ == clrevents.SampleProfilerSampleTypeExternal {
+			st = StateExternal
+		}
 		var id uint32
-		if t.lastStack != 0 && equalIPs(b.rawIPs[b.rawOffs[t.lastStack-1]:b.rawOffs[t.lastStack]], ips) {
+		if t.lastStack != 0 && b.stateOf(t.lastStack-1) == st && equalIPs(b.rawIPs[b.rawOffs[t.lastStack-1]:b.rawOffs[t.lastStack]], ips) {
 			id = t.lastStack - 1
 		} else {
-			id = b.intern(pid, ips)
+			id = b.internLeaf(pid, ips, 0, st)
 			t.lastStack = id + 1
 		}
 		t.latestRaw = b.raws.add(raw{thread: ti, ts: ts, stack: id, v1: v}) + 1
@@ -1014,7 +1078,7 @@ func (b *Builder) takeBack(i int) {
 const takenBack = math.MaxUint32
 
 func (b *Builder) add(pid, tid, ts int64, ips []uint64, v0, v1 int64, leaf uint32) {
-	b.raws.add(raw{thread: b.thread(threadKey{pid, tid}), ts: ts, stack: b.internLeaf(pid, ips, leaf), v1: v1})
+	b.raws.add(raw{thread: b.thread(threadKey{pid, tid}), ts: ts, stack: b.internLeaf(pid, ips, leaf, StateNone), v1: v1})
 	if b.o.Kind == Alloc {
 		b.v0s = append(b.v0s, v0)
 	}
@@ -1054,12 +1118,14 @@ func (b *Builder) thread1(k threadKey) uint32 {
 
 // intern keeps a raw stack (innermost first) of a process once, in an
 // open-addressing table keyed by a hash of the process and addresses.
-func (b *Builder) intern(pid int64, ips []uint64) uint32 { return b.internLeaf(pid, ips, 0) }
+func (b *Builder) intern(pid int64, ips []uint64) uint32 {
+	return b.internLeaf(pid, ips, 0, StateNone)
+}
 
 // internLeaf is intern for a stack whose samples end in label leaf (see
-// Builder.rawLeaf; 0 for none).
-func (b *Builder) internLeaf(pid int64, ips []uint64, leaf uint32) uint32 {
-	h := hashStack(pid, ips) ^ uint64(leaf)*0xD6E8FEB86659FD93
+// Builder.rawLeaf; 0 for none) and are in state st (Builder.rawStates).
+func (b *Builder) internLeaf(pid int64, ips []uint64, leaf uint32, st State) uint32 {
+	h := hashStack(pid, ips) ^ uint64(leaf)*0xD6E8FEB86659FD93 ^ uint64(st)*0xA0761D6478BD642F
 	if len(b.rawTable) == 0 {
 		b.rawTable = make([]uint32, 1024)
 	}
@@ -1070,7 +1136,7 @@ func (b *Builder) internLeaf(pid int64, ips []uint64, leaf uint32) uint32 {
 			break
 		}
 		id := slot - 1
-		if b.rawHashes[id] == h && b.rawPIDs[id] == pid && equalIPs(b.rawIPs[b.rawOffs[id]:b.rawOffs[id+1]], ips) && b.leafOf(id) == leaf {
+		if b.rawHashes[id] == h && b.rawPIDs[id] == pid && equalIPs(b.rawIPs[b.rawOffs[id]:b.rawOffs[id+1]], ips) && b.leafOf(id) == leaf && b.stateOf(id) == st {
 			return id
 		}
 	}
@@ -1080,6 +1146,12 @@ func (b *Builder) internLeaf(pid int64, ips []uint64, leaf uint32) uint32 {
 	}
 	if b.rawLeaf != nil {
 		b.rawLeaf = append(b.rawLeaf, leaf)
+	}
+	if st != StateNone && b.rawStates == nil {
+		b.rawStates = make([]State, id, id+1)
+	}
+	if b.rawStates != nil {
+		b.rawStates = append(b.rawStates, st)
 	}
 	b.rawIPs = append(b.rawIPs, ips...)
 	b.rawOffs = append(b.rawOffs, uint32(len(b.rawIPs)))
@@ -1111,6 +1183,14 @@ func (b *Builder) leafOf(id uint32) uint32 {
 		return 0
 	}
 	return b.rawLeaf[id]
+}
+
+// stateOf is raw stack id's State (Builder.rawStates).
+func (b *Builder) stateOf(id uint32) State {
+	if b.rawStates == nil {
+		return StateNone
+	}
+	return b.rawStates[id]
 }
 
 // label is the label (an index in labelTexts, plus one) of the UTF-16
@@ -1192,6 +1272,7 @@ type resolved struct {
 	counts   [symbols.NumReasons]int64
 	ok       bool
 	managed  bool  // the innermost frame is a managed method
+	state    State // the raw stack's (Builder.stateOf)
 	hits     int64 // reuses of the resolution, not yet counted
 	// The sample the last raw of this stack went to, and its thread.
 	thread uint32
@@ -1259,6 +1340,9 @@ func (b *Builder) Finish() (*Profile, error) {
 	}
 	if !b.universal {
 		p.ExternalSamples, p.ManagedSamples = b.externalSamples, b.managedSamples
+		if b.o.Kind == CPU && b.k.samples.n == 0 && b.externalSamples+b.managedSamples > 0 {
+			p.SampleTypes = ThreadTimeSampleTypes()
+		}
 	}
 	if b.seen {
 		p.DurationNanos = b.spanNanos()
@@ -1269,9 +1353,9 @@ func (b *Builder) Finish() (*Profile, error) {
 		}
 	}
 	nv := len(p.SampleTypes)
-	// A sample is a thread's (an index in threadKeys, one a pid and tid)
-	// and a stack's: the two 32-bit indices make the key, which the map
-	// hashes faster than the pid, tid and stack.
+	// A sample is a thread's (an index in threadKeys, one a pid and tid),
+	// a stack's and a state's: the indices make the key, which the map
+	// hashes faster than the pid, tid, stack and state.
 	index := map[uint64]int{}
 	// last[t] is the sample thread t's last raw went to (-1: none yet).
 	last := make([]int, len(b.threadKeys))
@@ -1318,26 +1402,27 @@ func (b *Builder) Finish() (*Profile, error) {
 				if leaf := b.leafOf(r.stack); leaf != 0 {
 					frames = append(frames, labels[leaf-1])
 				}
-				*c = resolved{from: from, to: to, stack: p.Stacks.Intern(frames), counts: counts, ok: true, sample: -1, managed: managed}
+				*c = resolved{from: from, to: to, stack: p.Stacks.Intern(frames), counts: counts, ok: true, sample: -1, managed: managed,
+					state: b.stateOf(r.stack)}
 			}
 			if b.o.ManagedOnly && ks != nil && !ks.clr && !c.managed {
 				continue // a kernel sample outside managed code
 			}
 			j := c.sample
 			if j < 0 || c.thread != r.thread || p.Samples[j].Stack != c.stack {
-				if l := last[r.thread]; l >= 0 && p.Samples[l].Stack == c.stack {
+				if l := last[r.thread]; l >= 0 && p.Samples[l].Stack == c.stack && p.Samples[l].State == c.state {
 					// The thread's last sample had this stack: threads
 					// that wait share their stacks, each thread's samples
 					// in a row.
 					j = l
 				} else {
-					ak := uint64(r.thread)<<32 | uint64(c.stack)
+					ak := uint64(r.thread)<<34 | uint64(c.state)<<32 | uint64(c.stack)
 					var ok bool
 					j, ok = index[ak]
 					if !ok {
 						j = len(p.Samples)
 						index[ak] = j
-						p.Samples = append(p.Samples, Sample{PID: k.pid, TID: k.tid, Stack: c.stack, Values: make([]int64, nv)})
+						p.Samples = append(p.Samples, Sample{PID: k.pid, TID: k.tid, Stack: c.stack, State: c.state, Values: make([]int64, nv)})
 						threadOf = append(threadOf, r.thread)
 					}
 				}

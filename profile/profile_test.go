@@ -115,7 +115,10 @@ func foldedTotal(t *testing.T, p *Profile) int64 {
 	return n
 }
 
-var totalRE = regexp.MustCompile(`of (\d+)[a-zA-Z]* total`)
+var (
+	totalRE = regexp.MustCompile(`of (\d+)[a-zA-Z]* total`)
+	shownRE = regexp.MustCompile(`accounting for (\d+)[a-zA-Z]*,`)
+)
 
 // TestPprofGoTool: go tool pprof reads the pprof output, and its total
 // equals the folded total.
@@ -142,8 +145,10 @@ func TestPprofGoTool(t *testing.T) {
 	if err := pp.CheckValid(); err != nil {
 		t.Fatal(err)
 	}
-	if pp.SampleType[0].Type != "samples" || pp.SampleType[1].Type != "cpu" || pp.SampleType[1].Unit != "nanoseconds" {
-		t.Errorf("sample types %v %v", pp.SampleType[0], pp.SampleType[1])
+	// The SampleProfiler's samples are threads' time: "wall", not "cpu".
+	if pp.SampleType[0].Type != "samples" || pp.SampleType[1].Type != "wall" || pp.SampleType[1].Unit != "nanoseconds" ||
+		pp.PeriodType == nil || pp.PeriodType.Type != "wall" || pp.DefaultSampleType != "wall" {
+		t.Errorf("sample types %v %v, period type %v, default %q", pp.SampleType[0], pp.SampleType[1], pp.PeriodType, pp.DefaultSampleType)
 	}
 	want := foldedTotal(t, p)
 	goBin, err := exec.LookPath("go")
@@ -164,6 +169,24 @@ func TestPprofGoTool(t *testing.T) {
 	}
 	if !bytes.Contains(out, []byte("mvc-hello-world!Example.Program.Work")) {
 		t.Errorf("function names missing:\n%s", out)
+	}
+	if !bytes.Contains(out, []byte("Type: wall")) {
+		t.Errorf("go tool pprof's type is not wall:\n%s", out)
+	}
+	// -tagfocus keeps the time of one state: here the time ending in
+	// the trace's samples outside managed code.
+	var external int64
+	for _, s := range p.Samples {
+		if s.State == StateExternal {
+			external += s.Values[1]
+		}
+	}
+	focused, err := exec.Command(goBin, "tool", "pprof", "-top", "-unit=ns", "-tagfocus=state=external", file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof -tagfocus: %v\n%s", err, focused)
+	}
+	if m := shownRE.FindSubmatch(focused); external == 0 || m == nil || string(m[1]) != strconv.FormatInt(external, 10) {
+		t.Errorf("go tool pprof -tagfocus=state=external: want %d ns shown:\n%s", external, focused)
 	}
 	// Names whole, with their parameters: pprof cuts what looks like
 	// C++'s parameters out of a name whose SystemName is the same, and
@@ -836,6 +859,90 @@ func TestSamplesByThread(t *testing.T) {
 			} else if diff := cmp.Diff(first, p.Samples); diff != "" {
 				t.Errorf("%s %v: samples in %v order differ (-thread order +%v):\n%s", c.path, c.kind, order, order, diff)
 			}
+		}
+	}
+}
+
+// TestThreadTimeStates: a CPU profile of SampleProfiler samples has their
+// State, what the runtime said of the thread: a thread's samples of one
+// stack are a Sample per state, each pprof sample has a label "state"
+// (managed or external), and its values are "wall" time; the folded and
+// speedscope outputs have the stacks as they were, one entry a thread's
+// stack. An ETW log's kernel samples are CPU time, and have no state.
+func TestThreadTimeStates(t *testing.T) {
+	p, err := build(t, golden, Options{Kind: CPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.SampleTypes, ThreadTimeSampleTypes()) || p.SampleTypes[1] != (ValueType{"wall", "nanoseconds"}) {
+		t.Errorf("sample types %v", p.SampleTypes)
+	}
+	// The trace's one thread: 5,564 samples, 5 of them External, each
+	// right after a Managed one of the same stack; the first sample
+	// counts no time.
+	count := map[State]int64{}
+	stacks := map[symbols.StackID][]State{}
+	for _, s := range p.Samples {
+		count[s.State] += s.Values[0]
+		stacks[s.Stack] = append(stacks[s.Stack], s.State)
+	}
+	if count[StateExternal] != 5 || count[StateManaged] != 5_558 || len(count) != 2 {
+		t.Errorf("samples by state %v, want 5 external and 5,558 managed", count)
+	}
+	split := 0
+	for _, states := range stacks {
+		if len(states) > 1 {
+			split++
+		}
+	}
+	if split == 0 {
+		t.Errorf("no stack has samples in both states: the test needs one")
+	}
+	pp := writersAgree(t, p)
+	labels := map[string]int64{}
+	for _, s := range pp.Sample {
+		if st := s.Label["state"]; len(st) != 1 {
+			t.Errorf("pprof sample with state label %v", st)
+		} else {
+			labels[st[0]] += s.Value[0]
+		}
+	}
+	if labels["external"] != 5 || labels["managed"] != 5_558 {
+		t.Errorf("pprof samples by state label: %v", labels)
+	}
+	var sb bytes.Buffer
+	if err := p.WriteSpeedscope(&sb); err != nil {
+		t.Fatal(err)
+	}
+	var f ssFile
+	if err := json.Unmarshal(sb.Bytes(), &f); err != nil {
+		t.Fatal(err)
+	}
+	for _, pr := range f.Profiles {
+		seen := map[string]bool{}
+		for _, s := range pr.Samples {
+			k := fmt.Sprint(s)
+			if seen[k] {
+				t.Errorf("speedscope profile %q lists stack %v twice", pr.Name, s)
+			}
+			seen[k] = true
+		}
+		if len(seen) != len(stacks) {
+			t.Errorf("speedscope profile %q: %d stacks, want %d", pr.Name, len(seen), len(stacks))
+		}
+	}
+
+	p, err = build(t, "../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip", Options{Kind: CPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp = p.Pprof()
+	if pp.SampleType[1].Type != "cpu" || pp.PeriodType.Type != "cpu" {
+		t.Errorf("ETW: sample type %v, period type %v; want cpu", pp.SampleType[1], pp.PeriodType)
+	}
+	for _, s := range pp.Sample {
+		if s.Label["state"] != nil {
+			t.Fatalf("ETW: a kernel sample with state %v", s.Label["state"])
 		}
 	}
 }

@@ -84,7 +84,7 @@ testhost (1234);libcoreclr!coreclr_execute_assembly;App!App.Program::Main(string
 			t.Errorf("location %#x is in a mapping of libcoreclr.so without its build ID", l.Address)
 		}
 	}
-	if pp.PeriodType == nil || pp.PeriodType.Unit != "samples" {
+	if pp.PeriodType == nil || pp.PeriodType.Unit != "samples" || pp.PeriodType.Type != "cpu" || pp.SampleType[1].Type != "cpu" {
 		t.Errorf("period type %v", pp.PeriodType)
 	}
 

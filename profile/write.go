@@ -133,7 +133,11 @@ func (p *Profile) WriteFolded(w io.Writer) error {
 // known image, ?!? for an unresolved frame, which keeps its address and
 // has no mapping), and the thread and process as numeric labels "thread"
 // and "pid" (units "thread" and "pid") and the executable, where the trace
-// names it, as label "process". When the samples come from more than one process, each
+// names it, as label "process". A SampleProfiler sample's State is its
+// label "state", "managed" or "external" (go tool pprof -tagfocus
+// state=managed keeps the time in managed code), and its profile's
+// sample and period type is "wall", not "cpu": the runtime samples
+// threads that wait too. When the samples come from more than one process, each
 // sample's outermost location is its process (see "Frames and processes"
 // in the package doc).
 //
@@ -156,9 +160,11 @@ func (p *Profile) Pprof() *profile.Profile {
 		out.SampleType = append(out.SampleType, &profile.ValueType{Type: t.Type, Unit: t.Unit})
 	}
 	if p.Kind == CPU {
-		// Nanoseconds; a universal trace's weighted samples (see
-		// universal.go) have no time.
-		out.PeriodType = &profile.ValueType{Type: "cpu", Unit: p.SampleTypes[len(p.SampleTypes)-1].Unit}
+		// The main value's: cpu (nanoseconds; a universal trace's
+		// weighted samples, see universal.go, have no time), or wall for
+		// the SampleProfiler's thread time.
+		main := p.SampleTypes[p.main()]
+		out.PeriodType = &profile.ValueType{Type: main.Type, Unit: main.Unit}
 		out.Period = p.PeriodNanos
 	}
 	out.DefaultSampleType = p.SampleTypes[p.main()].Type
@@ -249,6 +255,12 @@ func (p *Profile) Pprof() *profile.Profile {
 		if n := p.ProcessNames[s.PID]; n != "" {
 			ps.Label = map[string][]string{"process": {n}}
 		}
+		if s.State != StateNone {
+			if ps.Label == nil {
+				ps.Label = map[string][]string{}
+			}
+			ps.Label["state"] = []string{s.State.String()}
+		}
 		out.Sample = append(out.Sample, ps)
 	}
 	out.Mapping = p.mainFirst(out.Mapping, rooted)
@@ -329,7 +341,8 @@ func ssUnit(u string) string {
 
 // WriteSpeedscope writes speedscope's JSON: one sampled profile per thread
 // (weights are the main value), frames shared and named as the folded
-// form names them. When the samples come from more than one process, each
+// form names them; a thread's Samples of one stack in two States are one
+// sample. When the samples come from more than one process, each
 // sample's first frame is its process (see "Frames and processes" in the
 // package doc).
 func (p *Profile) WriteSpeedscope(w io.Writer) error {
@@ -348,6 +361,13 @@ func (p *Profile) WriteSpeedscope(w io.Writer) error {
 		return j
 	}
 	byThread := map[threadKey]int{}
+	// The sample of a thread's stack (its profile's, and its index there),
+	// where the stack's Samples are in more than one State.
+	type threadStack struct {
+		k     threadKey
+		stack symbols.StackID
+	}
+	var byStack map[threadStack]int
 	for _, s := range p.Samples {
 		if s.Values[vi] == 0 {
 			continue
@@ -360,6 +380,19 @@ func (p *Profile) WriteSpeedscope(w io.Writer) error {
 			f.Profiles = append(f.Profiles, ssProfile{Type: "sampled", Unit: ssUnit(p.SampleTypes[vi].Unit),
 				Name: fmt.Sprintf("%s: %s, thread %d", p.Kind, p.processName(s.PID), s.TID), Samples: [][]int{}, Weights: []int64{}})
 		}
+		pr := &f.Profiles[pi]
+		if s.State != StateNone {
+			if byStack == nil {
+				byStack = map[threadStack]int{}
+			}
+			ts := threadStack{k, s.Stack}
+			if j, ok := byStack[ts]; ok {
+				pr.Weights[j] = addSat(pr.Weights[j], s.Values[vi])
+				pr.EndValue = addSat(pr.EndValue, s.Values[vi])
+				continue
+			}
+			byStack[ts] = len(pr.Samples)
+		}
 		frames := p.Stacks.Frames(s.Stack)
 		stack := make([]int, 0, len(frames)+1)
 		if rooted {
@@ -369,7 +402,6 @@ func (p *Profile) WriteSpeedscope(w io.Writer) error {
 			fm := p.Map.Frame(fr)
 			stack = append(stack, frame(fm.String(), fm.ModulePath))
 		}
-		pr := &f.Profiles[pi]
 		pr.Samples = append(pr.Samples, stack)
 		pr.Weights = append(pr.Weights, s.Values[vi])
 		pr.EndValue = addSat(pr.EndValue, s.Values[vi])

@@ -16,7 +16,10 @@ import (
 //	clrdump -profile cpu|alloc|contention|exception -format pprof|folded|speedscope [-o FILE] [-managed-only] [-pid N] TRACE
 //
 // builds a profile (package profile) instead of printing events: CPU and
-// thread time from the SampleProfiler, allocations (GCAllocationTick and
+// thread time (from an ETW log the kernel's CPU samples, pprof type "cpu";
+// from EventPipe the SampleProfiler's samples of every managed thread,
+// running or waiting, pprof type "wall", each sample labelled state=managed
+// or state=external for go tool pprof -tagfocus), allocations (GCAllocationTick and
 // AllocationSampled; a process with both is counted from AllocationSampled
 // alone), lock contention or exceptions, each with its managed stacks. -format defaults to folded;
 // folded and speedscope go to standard output without -o, pprof (binary)
