@@ -42,7 +42,17 @@
 // external samples the time since the previous external one, and a switch
 // between the two counts on the side the thread came from; samples before
 // the trace's sync time are dropped. With ManagedOnly, time outside managed
-// code is left out. Values are nanoseconds.
+// code is left out, and no time goes to an External sample's stack: the
+// while from a thread's Managed sample to its External one goes to the
+// managed stack it was seen in, as PerfView's thread time gives it (the
+// pyroscope golden profiles come out the same: their five such whiles
+// each end at the same stack). Values are nanoseconds.
+//
+// A thread the runtime does not see in managed code is not sampled at all
+// (its sampler walks managed stacks only), so a thread parked in a native
+// wait for seconds has no samples then, and the whole while goes to its
+// next sample's stack, as dotnetdiag gives it (PerfView gives it to the
+// stack before).
 //
 // Such a profile is the threads' time, not the processors': its values
 // are samples/count and wall/nanoseconds (ThreadTimeSampleTypes; pprof's
@@ -253,7 +263,8 @@ func (k Kind) missing() string {
 // process in the trace.
 type Options struct {
 	Kind Kind
-	// ManagedOnly leaves out CPU time outside managed code. (A universal
+	// ManagedOnly leaves out CPU time outside managed code, and never puts
+	// time on a SampleProfiler External sample's stack. (A universal
 	// trace's samples are kept whole: its symbols do not say which code
 	// is managed.)
 	ManagedOnly bool
@@ -403,6 +414,9 @@ type cpuThread struct {
 	// The thread's last raw stack (+1; 0 none): a thread often stays in
 	// one place, and comparing is cheaper than hashing.
 	lastStack uint32
+	// With ManagedOnly, the stack of the thread's latest Managed sample
+	// (+1; 0 none), which the time until an External sample goes to.
+	managedStack uint32
 }
 
 type pending struct {
@@ -1044,6 +1058,17 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 		b.externalSamples++
 		if t.lastExternal < 0 {
 			managedSince()
+			if b.o.ManagedOnly {
+				// The thread left managed code since its Managed sample:
+				// with ManagedOnly no time goes to an External sample's
+				// stack, and this while goes to the managed stack the
+				// thread was last seen in, as PerfView's thread time
+				// gives it.
+				if v != 0 && t.managedStack != 0 {
+					t.latestRaw = b.raws.add(raw{thread: ti, ts: ts, stack: t.managedStack - 1, v1: v}) + 1
+				}
+				v = 0
+			}
 		} else {
 			externalSince()
 		}
@@ -1051,7 +1076,7 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 	default:
 		return garbled
 	}
-	if v != 0 {
+	if v != 0 || b.o.ManagedOnly && typ == clrevents.SampleProfilerSampleTypeManaged {
 		st := StateManaged
 		if typ == clrevents.SampleProfilerSampleTypeExternal {
 			st = StateExternal
@@ -1063,7 +1088,12 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 			id = b.internLeaf(pid, ips, 0, st)
 			t.lastStack = id + 1
 		}
-		t.latestRaw = b.raws.add(raw{thread: ti, ts: ts, stack: id, v1: v}) + 1
+		if st == StateManaged {
+			t.managedStack = id + 1
+		}
+		if v != 0 {
+			t.latestRaw = b.raws.add(raw{thread: ti, ts: ts, stack: id, v1: v}) + 1
+		}
 	}
 	return garbled
 }

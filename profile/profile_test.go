@@ -1071,3 +1071,46 @@ func TestPeriod(t *testing.T) {
 		}
 	}
 }
+
+// TestManagedOnlyExternalGap: with ManagedOnly, the while between a
+// thread's Managed sample and its External one goes to the managed stack
+// it was seen in (PerfView's thread time), never to the External
+// sample's stack; the while between External samples, and from an
+// External sample to a Managed one, is left out.
+func TestManagedOnlyExternalGap(t *testing.T) {
+	b := NewBuilder(Options{Kind: CPU, ManagedOnly: true}, 0, 1e9)
+	a, ext, c := []uint64{0xa1, 0xa2}, []uint64{0xb1}, []uint64{0xc1, 0xc2, 0xc3}
+	for _, s := range []struct {
+		ts  int64
+		typ clrevents.SampleProfilerSampleType
+		ips []uint64
+	}{
+		{1000, clrevents.SampleProfilerSampleTypeManaged, a},
+		{2000, clrevents.SampleProfilerSampleTypeManaged, a},    // 1,000 ns on a
+		{5000, clrevents.SampleProfilerSampleTypeExternal, ext}, // 3,000 ns on a, not ext
+		{6000, clrevents.SampleProfilerSampleTypeExternal, ext}, // left out
+		{8000, clrevents.SampleProfilerSampleTypeManaged, c},    // left out: it was outside managed code
+		{8500, clrevents.SampleProfilerSampleTypeManaged, c},    // 500 ns on c
+	} {
+		if err := b.cpu(1, 2, s.ts, s.typ, s.ips); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No method map names the frames, so every stack reads ?!?: the
+	// states and the time tell the stacks' shares apart.
+	var managed, samples int64
+	for _, s := range p.Samples {
+		if s.State != StateManaged {
+			t.Errorf("a sample in state %v with %v: ManagedOnly puts no time on an External stack", s.State, s.Values)
+		}
+		samples += s.Values[0]
+		managed += s.Values[1]
+	}
+	if managed != 4500 || samples != 3 {
+		t.Errorf("%d ns in %d samples on managed stacks, want 4,500 ns (1,000 and 3,000 on the first, 500 on the last) in 3", managed, samples)
+	}
+}
