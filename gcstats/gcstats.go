@@ -180,7 +180,9 @@ func (gc *GC) FragmentationPercent(gen int) float64 {
 	return 100 * float64(gc.Fragmentation[gen]) / float64(gc.GenSizeAfter[gen])
 }
 
-// Process is the GCs of one process.
+// Process is the GCs of one process. A process ID the system gave again,
+// after the process that had it exited, is another Process (see
+// Analyzer.Processes).
 type Process struct {
 	PID int64
 	// Name is the executable's name where the trace gives it (an ETW
@@ -198,8 +200,9 @@ type Process struct {
 	Allocated    [3]uint64
 	HasAllocated bool
 
-	a *Analyzer
-	s state
+	a    *Analyzer
+	life *feed.Life
+	s    state
 	// Of its events, for Missing: runtime suspensions by reason (the
 	// last slot: a reason the manifest does not name), allocation ticks.
 	suspends [clrevents.GCSuspendEEReasonSuspendForDebuggerSweep + 2]int
@@ -241,17 +244,21 @@ var ErrNoEvents = errors.New("no GC events: record the runtime provider with the
 
 // Analyzer builds the GC model of every process in a trace.
 type Analyzer struct {
-	procs map[int64]*Process
+	procs *feed.Processes[Process]
 	feed  feed.Feed
-	// last is the time of the last event seen; started and stopped the
-	// processes' start and exit where the trace records them.
-	last             time.Time
-	started, stopped map[int64]time.Time
+	// last is the time of the last event seen.
+	last time.Time
 }
 
 // NewAnalyzer returns an empty Analyzer.
 func NewAnalyzer() *Analyzer {
-	return &Analyzer{procs: make(map[int64]*Process)}
+	a := &Analyzer{}
+	a.procs = feed.NewProcesses(func(pid int64, life *feed.Life) *Process {
+		// Until a GC ends, the time since the last one counts from the
+		// trace's start.
+		return &Process{PID: pid, a: a, life: life, s: state{lastEnd: a.feed.Origin}}
+	})
+	return a
 }
 
 // Read feeds every event of r to a new Analyzer and returns it, with an
@@ -290,7 +297,7 @@ func Read(r *trace.Reader) (*Analyzer, error) {
 // process of its own while others have GCs: then it names those.
 func (a *Analyzer) Missing(pid int64) error {
 	var e noGCs
-	for _, p := range a.procs {
+	for _, p := range a.procs.All() {
 		if pid >= 0 && p.PID != pid {
 			continue
 		}
@@ -389,13 +396,14 @@ func (e *noGCs) Error() string {
 // the others are decoded, and one that fails to decode is counted in
 // DecodeErrors and otherwise ignored. Every event moves the end of the
 // trace (see Process.TimeInTrace), and the ETW kernel's Process Start
-// and Stop events bound their process's time in it.
+// and Stop events bound their process's time in it: a Process/Start for
+// a process ID that has a process in the model begins a new process.
 func (a *Analyzer) Add(e *trace.Event) {
 	if ev, ok := feed.Take(&a.feed, e, kinds); ok {
 		if err := a.observe(e.Time(), e.ProcessID(), e.ThreadID(), ev); err != nil {
 			a.feed.Undecoded.AddEvent(e, err)
 		}
-		if p := a.procs[e.ProcessID()]; p != nil && p.Name == "" {
+		if p := a.procs.Lookup(e.ProcessID()); p != nil && p.Name == "" {
 			p.Name = e.ProcessName()
 		}
 		return
@@ -404,38 +412,17 @@ func (a *Analyzer) Add(e *trace.Event) {
 	if t.After(a.last) {
 		a.last = t
 	}
-	if op := e.Opcode(); (op == opProcessStart || op == opProcessStop) && e.Provider() == kernelProvider {
-		switch e.Name() {
-		case "Process/Start":
-			a.processStart(e.ProcessID(), t)
-		case "Process/Stop":
-			a.processStop(e.ProcessID(), t)
-		}
-	}
+	a.procs.Note(e)
 }
 
-// The ETW kernel's Process events, as the trace package names them.
-const (
-	kernelProvider                = "Windows Kernel"
-	opProcessStart, opProcessStop = 1, 2
-)
-
-func (a *Analyzer) processStart(pid int64, t time.Time) {
-	if a.started == nil {
-		a.started, a.stopped = map[int64]time.Time{}, map[int64]time.Time{}
+// Life returns the process's start and exit where the trace records them
+// (an ETW trace's kernel Process/Start and Process/Stop events), else
+// zero times.
+func (p *Process) Life() (start, exit time.Time) {
+	if p.life == nil {
+		return time.Time{}, time.Time{}
 	}
-	if _, ok := a.started[pid]; !ok {
-		a.started[pid] = t
-	}
-	// A process ID used again after an exit: the exit is not this one's.
-	delete(a.stopped, pid)
-}
-
-func (a *Analyzer) processStop(pid int64, t time.Time) {
-	if a.stopped == nil {
-		a.started, a.stopped = map[int64]time.Time{}, map[int64]time.Time{}
-	}
-	a.stopped[pid] = t
+	return p.life.Start, p.life.Exit
 }
 
 // TimeInTrace returns the span of the trace the process was alive in:
@@ -448,10 +435,10 @@ func (p *Process) TimeInTrace() (start, end time.Time) {
 		return time.Time{}, time.Time{}
 	}
 	start, end = p.a.feed.Origin, p.a.last
-	if t, ok := p.a.started[p.PID]; ok && t.After(start) {
+	if t := p.life.Start; t.After(start) {
 		start = t
 	}
-	if t, ok := p.a.stopped[p.PID]; ok && t.Before(end) {
+	if t := p.life.Exit; !t.IsZero() && t.Before(end) {
 		end = t
 	}
 	if end.Before(start) {
@@ -474,26 +461,16 @@ func (a *Analyzer) SetOrigin(t time.Time) { a.feed.Origin = t }
 func (a *Analyzer) DecodeErrors() error { return a.feed.Undecoded.Err() }
 
 // Processes returns the processes that had GCs (GCStart events), by
-// process ID.
+// process ID, and those of one ID (the system gives an exited process's
+// ID to a new one) in the order they started.
 func (a *Analyzer) Processes() []*Process {
 	var out []*Process
-	for _, p := range feed.ByPID(a.procs) {
+	for _, p := range a.procs.All() {
 		if len(p.GCs) > 0 {
 			out = append(out, p)
 		}
 	}
 	return out
-}
-
-func (a *Analyzer) proc(pid int64) *Process {
-	p := a.procs[pid]
-	if p == nil {
-		// Until a GC ends, the time since the last one counts from the
-		// trace's start.
-		p = &Process{PID: pid, a: a, s: state{lastEnd: a.feed.Origin}}
-		a.procs[pid] = p
-	}
-	return p
 }
 
 // Observe feeds one decoded event that happened at t in process pid on
@@ -535,7 +512,7 @@ func (a *Analyzer) observe(t time.Time, pid, tid int64, ev clrimpl.Event) error 
 	if err := credible(ce); err != nil {
 		return err
 	}
-	p := a.proc(pid)
+	p := a.procs.Get(pid)
 	switch k {
 	case kSuspendBegin:
 		if f, ok := ev.(clrevents.GCSuspendEEEvent); ok {

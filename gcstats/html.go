@@ -22,9 +22,9 @@ const unknownColor = "#888"
 // WriteHTML writes a self-contained HTML page (inline SVG and CSS, no
 // scripts, nothing fetched) with, for each process, its summary, a
 // timeline of the GC pauses coloured by generation, the heap's size over
-// time (before each GC and after it), and the table of GCs. Times count
-// from origin (the Analyzer's Origin); name titles the page (the trace's
-// name).
+// time (before each GC and after it), and the table of GCs, each
+// process named as WriteText names it. Times count from origin (the
+// Analyzer's Origin); name titles the page (the trace's name).
 func WriteHTML(w io.Writer, origin time.Time, procs []*Process, name string) error {
 	bw := bufio.NewWriter(w)
 	title := "GC report: " + name
@@ -49,20 +49,20 @@ svg text { font: 11px system-ui, sans-serif; fill: #444; }
 <body>
 <h1>%s</h1>
 `, html.EscapeString(title), html.EscapeString(title))
-	for _, p := range procs {
-		writeProcessHTML(bw, origin, p)
+	titles := processTitles(origin, procs)
+	for i, p := range procs {
+		writeProcessHTML(bw, origin, p, titles[i])
 	}
 	bw.WriteString("</body>\n</html>\n")
 	return bw.Flush()
 }
 
-func writeProcessHTML(w *bufio.Writer, origin time.Time, p *Process) {
+func writeProcessHTML(w *bufio.Writer, origin time.Time, p *Process, title string) {
 	s := p.Summary()
 	kind := "workstation GC"
 	if p.Heaps > 1 {
 		kind = fmt.Sprintf("server GC, %d heaps", p.Heaps)
 	}
-	title := processTitle(p.PID, p.Name)
 	fmt.Fprintf(w, "<section class=\"process\" data-pid=\"%d\">\n<h2>%s</h2>\n", p.PID, html.EscapeString(title))
 	start, end := p.TimeInTrace()
 	fmt.Fprintf(w, "<p>%d GCs (%s). Paused %s ms: %.2f%% of the process's %.3f s in the trace (%s to %s from the trace's start). %s. Largest heap after a GC %s MB.</p>\n",

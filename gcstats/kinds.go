@@ -43,7 +43,8 @@ var kinds = feed.ByDisplayName(
 // runtime's version as the one clrevents has) or a *clrevents.EventInfo;
 // the model knows clrevents' types only. The Analyzer still wants every
 // event through Add, needed or not: each moves the process's time in the
-// trace, which the pause share is measured over.
+// trace, which the pause share is measured over, and the ETW kernel's
+// Process/Start begins a new process for a process ID used again.
 func Needs(typ clrimpl.EventType) bool {
 	return kinds[typ] != kNone
 }

@@ -43,13 +43,16 @@ func (gc *GC) beforeKnown() bool   { return gc.sizesKnown() || gc.perHeap > 0 }
 // generation, and a table of its GCs with PerfView's GCStats columns.
 // Footnotes say which GCs the trace does not hold the end of (*), whose
 // pause is unknown (?) and whose heap size before is estimated (~).
+// Processes of one ID (the system gives an exited process's ID to a new
+// one) are named with their starts.
 func WriteText(w io.Writer, origin time.Time, procs []*Process) error {
 	bw := bufio.NewWriter(w)
+	titles := processTitles(origin, procs)
 	for i, p := range procs {
 		if i > 0 {
 			bw.WriteString("\n")
 		}
-		writeProcessText(bw, origin, p)
+		writeProcessText(bw, origin, p, titles[i])
 	}
 	return bw.Flush()
 }
@@ -58,6 +61,7 @@ func WriteText(w io.Writer, origin time.Time, procs []*Process) error {
 // report, in order:
 //
 //	pid, gc, gen            numbers: the process, GC number, condemned generation
+//	                        (processes of one ID follow each other, by start)
 //	reason, type            strings: clrevents.GCReason and GCType names
 //	                        (NonConcurrentGC, BackgroundGC or ForegroundGC)
 //	start_ms                number: the GC's start
@@ -147,7 +151,7 @@ func appendRecord(r *textfmt.Records, pid int64, gc *GC, origin time.Time) {
 	r.End()
 }
 
-func writeProcessText(w *bufio.Writer, origin time.Time, p *Process) {
+func writeProcessText(w *bufio.Writer, origin time.Time, p *Process, title string) {
 	s := p.Summary()
 	heaps := "workstation GC"
 	if p.Heaps > 1 {
@@ -155,7 +159,7 @@ func writeProcessText(w *bufio.Writer, origin time.Time, p *Process) {
 	}
 	start, end := p.TimeInTrace()
 	fmt.Fprintf(w, "%s: %d GCs (%s); paused %s ms, %.2f%% of its %.3f s in the trace (%.3f s to %.3f s from the trace's start); %s; largest heap after a GC %s MB\n",
-		processTitle(p.PID, p.Name), len(p.GCs), heaps, msString(s.All.TotalPause), s.PausePercent, s.Span.Seconds(),
+		title, len(p.GCs), heaps, msString(s.All.TotalPause), s.PausePercent, s.Span.Seconds(),
 		start.Sub(origin).Seconds(), end.Sub(origin).Seconds(), allocationText(s), mbString(s.MaxHeap))
 	if m := missingText(s); m != "" {
 		w.WriteString(m + "\n")
@@ -247,9 +251,17 @@ func allocationText(s Summary) string {
 	return mbString(s.Allocated) + " MB allocated"
 }
 
-// processTitle is "Process 3644 (Test.x86.exe)", or "Process 3644" when
-// the trace does not name the executable.
-func processTitle(pid int64, name string) string { return feed.ProcessTitle(pid, name) }
+// processTitles names procs in a report: "Process 3644 (Test.x86.exe)",
+// or "Process 3644" when the trace does not name the executable, and,
+// for a process ID two of them have, the start of each (feed.Titles).
+func processTitles(origin time.Time, procs []*Process) []string {
+	ps := make([]feed.Titled, len(procs))
+	for i, p := range procs {
+		start, _ := p.Life()
+		ps[i] = feed.Titled{PID: p.PID, Name: p.Name, Start: start}
+	}
+	return feed.Titles(origin, ps)
+}
 
 // ms is d in milliseconds.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

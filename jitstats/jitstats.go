@@ -78,7 +78,9 @@ type Inlining struct {
 	Reasons map[string]int
 }
 
-// Process is the JIT activity of one process.
+// Process is the JIT activity of one process. A process ID the system
+// gave again, after the process that had it exited, is another Process
+// (see Analyzer.Processes).
 type Process struct {
 	PID int64
 	// Name is the executable's name where the trace gives it (an ETW
@@ -103,6 +105,7 @@ type Process struct {
 	// next event confirms (see observe).
 	last  map[int64]time.Time
 	timed []timedLoad
+	life  *feed.Life
 }
 
 // timedLoad is a compile timed by its load at, on thread tid.
@@ -126,14 +129,16 @@ type pendingJit struct {
 
 // Analyzer builds the JIT model of every process in a trace.
 type Analyzer struct {
-	procs map[int64]*Process
+	procs *feed.Processes[Process]
 	feed  feed.Feed
 	timed int // compiles waiting for their thread's next event, in all processes
 }
 
 // NewAnalyzer returns an empty Analyzer.
 func NewAnalyzer() *Analyzer {
-	return &Analyzer{procs: make(map[int64]*Process)}
+	return &Analyzer{procs: feed.NewProcesses(func(pid int64, life *feed.Life) *Process {
+		return &Process{PID: pid, pending: make(map[pendingKey]*pendingJit), last: make(map[int64]time.Time), Inlining: Inlining{Reasons: map[string]int{}}, life: life}
+	})}
 }
 
 // ErrNoEvents is the error Read returns when the trace has no JIT
@@ -189,21 +194,23 @@ func (a *Analyzer) Missing(pid int64) error {
 
 // Add feeds one event; events the model does not use cost a map lookup
 // (and one more while a compile waits for its thread's next event, which
-// confirms its time: see Observe).
+// confirms its time: see Observe). An ETW kernel Process/Start for a
+// process ID that has a process in the model begins a new process.
 func (a *Analyzer) Add(e *trace.Event) {
 	if ev, ok := feed.Take(&a.feed, e, kinds); ok {
 		if err := a.observe(e.Time(), e.ProcessID(), e.ThreadID(), ev); err != nil {
 			a.feed.Undecoded.AddEvent(e, err)
 		}
-		if p := a.procs[e.ProcessID()]; p != nil && p.Name == "" {
+		if p := a.procs.Lookup(e.ProcessID()); p != nil && p.Name == "" {
 			p.Name = e.ProcessName()
 		}
 		return
 	}
+	a.procs.Note(e)
 	if a.timed > 0 {
 		// Any event of a thread confirms the compile it timed last (or
 		// shows its load's time garbled), not only the JIT's.
-		if p := a.procs[e.ProcessID()]; p != nil && len(p.timed) > 0 {
+		if p := a.procs.Lookup(e.ProcessID()); p != nil && len(p.timed) > 0 {
 			if _, err := a.confirm(p, e.ThreadID(), e.Time()); err != nil {
 				a.feed.Undecoded.AddEvent(e, err)
 			}
@@ -224,10 +231,12 @@ func (a *Analyzer) SetOrigin(t time.Time) { a.feed.Origin = t }
 func (a *Analyzer) DecodeErrors() error { return a.feed.Undecoded.Err() }
 
 // Processes returns the processes with JIT activity (a compiled method, a
-// ReadyToRun method used or an inlining decision), by process ID.
+// ReadyToRun method used or an inlining decision), by process ID, and
+// those of one ID (the system gives an exited process's ID to a new one)
+// in the order they started.
 func (a *Analyzer) Processes() []*Process {
 	var out []*Process
-	for _, p := range feed.ByPID(a.procs) {
+	for _, p := range a.procs.All() {
 		if len(p.Methods) > 0 || p.ReadyToRun > 0 || p.Inlining.Succeeded+p.Inlining.Failed > 0 {
 			out = append(out, p)
 		}
@@ -235,13 +244,14 @@ func (a *Analyzer) Processes() []*Process {
 	return out
 }
 
-func (a *Analyzer) proc(pid int64) *Process {
-	p := a.procs[pid]
-	if p == nil {
-		p = &Process{PID: pid, pending: make(map[pendingKey]*pendingJit), last: make(map[int64]time.Time), Inlining: Inlining{Reasons: map[string]int{}}}
-		a.procs[pid] = p
+// Life returns the process's start and exit where the trace records them
+// (an ETW trace's kernel Process/Start and Process/Stop events), else
+// zero times.
+func (p *Process) Life() (start, exit time.Time) {
+	if p.life == nil {
+		return time.Time{}, time.Time{}
 	}
-	return p
+	return p.life.Start, p.life.Exit
 }
 
 // Observe feeds one decoded event that happened at t in process pid on
@@ -274,7 +284,7 @@ func (a *Analyzer) observe(t time.Time, pid, tid int64, ev clrimpl.Event) error 
 	if k == kNone {
 		return nil
 	}
-	p := a.proc(pid)
+	p := a.procs.Get(pid)
 	prev := p.last[tid]
 	p.last[tid] = t
 	credible, garbled := a.confirm(p, tid, t)

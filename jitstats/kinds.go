@@ -36,8 +36,10 @@ var kinds = feed.ByDisplayName(
 // (trace.Event.DecodeTypeIn with clrevents.Table(), which gives a newer
 // runtime's version as the one clrevents has) or a *clrevents.EventInfo;
 // the model knows clrevents' types only. The Analyzer still wants every
-// event through Add, needed or not: each moves the process's time in the
-// trace, which the pause share is measured over.
+// event through Add, needed or not: any event of a thread confirms the
+// time of the compile the thread's last load ended (see Observe), and the
+// ETW kernel's Process/Start begins a new process for a process ID used
+// again.
 func Needs(typ clrimpl.EventType) bool {
 	return kinds[typ] != kNone
 }

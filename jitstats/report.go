@@ -20,14 +20,20 @@ import (
 // compiled, their compile time, ReadyToRun methods used), a table by
 // tier, the top methods that took longest to compile (Process.Slowest(top):
 // every timed method when top <= 0) and the inlining decisions with the
-// failures by reason.
+// failures by reason. Processes of one ID (the system gives an exited
+// process's ID to a new one) are named with their starts.
 func WriteText(w io.Writer, origin time.Time, procs []*Process, top int) error {
 	bw := bufio.NewWriter(w)
+	titles := make([]feed.Titled, len(procs))
 	for i, p := range procs {
+		start, _ := p.Life()
+		titles[i] = feed.Titled{PID: p.PID, Name: p.Name, Start: start}
+	}
+	for i, title := range feed.Titles(origin, titles) {
 		if i > 0 {
 			bw.WriteString("\n")
 		}
-		writeProcessText(bw, origin, p, top)
+		writeProcessText(bw, origin, procs[i], title, top)
 	}
 	return bw.Flush()
 }
@@ -35,7 +41,8 @@ func WriteText(w io.Writer, origin time.Time, procs []*Process, top int) error {
 // Columns lists the keys of a method's JSON line and the columns of the
 // CSV report, in order:
 //
-//	pid          number: the process
+//	pid          number: the process (processes of one ID follow each
+//	             other, by start)
 //	method       string: Method.Name
 //	method_id    string: Method.MethodID in hex ("0x7ffb1c2d3e40")
 //	tier         string: Method.TierName
@@ -85,9 +92,8 @@ func writeRecords(w io.Writer, origin time.Time, procs []*Process, json bool) er
 	return bw.Flush()
 }
 
-func writeProcessText(w *bufio.Writer, origin time.Time, p *Process, top int) {
+func writeProcessText(w *bufio.Writer, origin time.Time, p *Process, title string, top int) {
 	s := p.Summary()
-	title := feed.ProcessTitle(p.PID, p.Name)
 	fmt.Fprintf(w, "%s: %d methods compiled in %s ms (%d timed); %d ReadyToRun methods used\n",
 		title, s.All.Count, msString(s.All.JitTime), s.All.Timed, p.ReadyToRun)
 	if s.Pending > 0 {

@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/etl"
 )
 
@@ -97,4 +98,29 @@ func Event(provider [16]byte, id uint16, version, opcode uint8, task uint16, tid
 	b = append(b, payload...)
 	le.PutUint16(b[0:], uint16(len(b)))
 	return b
+}
+
+// Process returns an ETW kernel Process event (version 4) of a 64-bit
+// log: op 1 is Process/Start, 2 Process/Stop, 3 DCStart; name is the
+// executable's name.
+func Process(op uint8, pid uint32, ts int64, name string) []byte {
+	var p []byte
+	p = le.AppendUint64(p, 0)   // UniqueProcessKey
+	p = le.AppendUint32(p, pid) // ProcessId
+	p = le.AppendUint32(p, 4)   // ParentId
+	p = le.AppendUint32(p, 1)   // SessionId
+	p = le.AppendUint32(p, 0)   // ExitStatus
+	p = le.AppendUint64(p, 0)   // DirectoryTableBase
+	p = le.AppendUint32(p, 0)   // Flags
+	p = le.AppendUint32(p, 0)   // UserSID: none
+	p = append(p, name+"\x00"...)
+	p = append(p, 0, 0, 0, 0, 0, 0) // CommandLine, PackageFullName, ApplicationId: empty
+	return System(0x03, op, 4, 0, 0, ts, p)
+}
+
+// Runtime returns ev, an event of the .NET runtime's providers, as an
+// event of a 64-bit log on thread tid of process pid.
+func Runtime(ev clrevents.Event, tid, pid uint32, ts int64) []byte {
+	info := ev.Info()
+	return Event(info.Provider.GUID(), info.ID, info.Version, uint8(info.Opcode), info.Task, tid, pid, ts, ev.Encode(nil, 8))
 }

@@ -1,14 +1,14 @@
 // Package feed is what the analyses (gcstats, jitstats) share: taking the
-// events they need from a trace, decoding only those, and counting the
-// ones that did not decode.
+// events they need from a trace, decoding only those, counting the ones
+// that did not decode, and keeping the trace's processes apart.
 package feed
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -100,16 +100,110 @@ func ReadAll(r *trace.Reader, add func(*trace.Event)) error {
 	}
 }
 
-// ByPID returns the values of m sorted by their process ID.
-func ByPID[P any](m map[int64]*P) []*P {
-	pids := make([]int64, 0, len(m))
-	for pid := range m {
-		pids = append(pids, pid)
+// Processes is an analysis's processes. A process is an instance, not a
+// process ID, which the system gives to a new process once the one that
+// had it has exited: an ETW kernel Process/Start for an ID that has a
+// process in the analysis begins a new process, with its own start and
+// exit, as TraceEvent's TraceProcess does (whose ProcessIndex tells them
+// apart). Events of an ID are the latest process's that has it.
+type Processes[P any] struct {
+	newP   func(pid int64, life *Life) *P
+	latest map[int64]*instance[P]
+	all    []*instance[P]
+}
+
+// Life is a process's start and exit where the trace records them (an ETW
+// trace's kernel Process/Start and Process/Stop events), else zero.
+type Life struct{ Start, Exit time.Time }
+
+type instance[P any] struct {
+	pid  int64
+	life Life
+	p    *P // nil until the analysis takes an event of the process
+}
+
+// NewProcesses returns an empty table whose processes newP makes, when
+// the analysis takes the first event of each: life is the process's,
+// which the table keeps up to date.
+func NewProcesses[P any](newP func(pid int64, life *Life) *P) *Processes[P] {
+	return &Processes[P]{newP: newP, latest: make(map[int64]*instance[P])}
+}
+
+// Get returns the latest process of pid, made on first use.
+func (t *Processes[P]) Get(pid int64) *P {
+	in := t.latest[pid]
+	if in == nil {
+		in = t.add(pid)
 	}
-	sort.Slice(pids, func(i, j int) bool { return pids[i] < pids[j] })
-	out := make([]*P, len(pids))
-	for i, pid := range pids {
-		out[i] = m[pid]
+	if in.p == nil {
+		in.p = t.newP(pid, &in.life)
+	}
+	return in.p
+}
+
+// Lookup returns the latest process of pid, or nil when the analysis has
+// taken no event of it.
+func (t *Processes[P]) Lookup(pid int64) *P {
+	if in := t.latest[pid]; in != nil {
+		return in.p
+	}
+	return nil
+}
+
+func (t *Processes[P]) add(pid int64) *instance[P] {
+	in := &instance[P]{pid: pid}
+	t.latest[pid] = in
+	t.all = append(t.all, in)
+	return in
+}
+
+// The ETW kernel's Process events, as the trace package names them.
+const (
+	kernelProvider                = "Windows Kernel"
+	opProcessStart, opProcessStop = 1, 2
+)
+
+// Note keeps what e says when it is an ETW kernel Process/Start or
+// Process/Stop event: the start of a process, a new one when the
+// analysis has one of that ID already, or the exit of the latest process
+// of the ID.
+func (t *Processes[P]) Note(e *trace.Event) {
+	op := e.Opcode()
+	if op != opProcessStart && op != opProcessStop || e.Provider() != kernelProvider {
+		return
+	}
+	pid := e.ProcessID()
+	in := t.latest[pid]
+	switch e.Name() {
+	case "Process/Start":
+		if in == nil || in.p != nil {
+			in = t.add(pid)
+		}
+		// Of an ID the analysis has no event of, the process before
+		// leaves nothing to keep: this is its start.
+		in.life = Life{Start: e.Time()}
+	case "Process/Stop":
+		if in == nil {
+			in = t.add(pid) // running when the trace began
+		}
+		in.life.Exit = e.Time()
+	}
+}
+
+// All returns the processes the analysis took events of, by process ID,
+// and the processes of one ID in the order they started.
+func (t *Processes[P]) All() []*P {
+	ins := make([]*instance[P], 0, len(t.all))
+	for _, in := range t.all {
+		if in.p != nil {
+			ins = append(ins, in)
+		}
+	}
+	// t.all is in the order the processes began.
+	slices.SortStableFunc(ins, func(a, b *instance[P]) int { return cmp.Compare(a.pid, b.pid) })
+	out := make([]*P, len(ins))
+	for i, in := range ins {
+		out[i] = in.p
 	}
 	return out
 }
@@ -162,6 +256,42 @@ func ProcessTitle(pid int64, name string) string {
 		t += " (" + name + ")"
 	}
 	return t
+}
+
+// Titled is what a report names a process by: its ID, its executable's
+// name ("" when the trace does not give it) and its start (Life.Start).
+type Titled struct {
+	PID   int64
+	Name  string
+	Start time.Time
+}
+
+// Titles names the processes of a report, each as ProcessTitle does; a
+// process whose ID another of them has too (the system gives an exited
+// process's ID to a new one) is told apart by its start, in milliseconds
+// from origin: "Process 10 (app.exe, started at 3.000 ms)", or "Process
+// 10 (app.exe, start not in the trace)".
+func Titles(origin time.Time, ps []Titled) []string {
+	n := make(map[int64]int, len(ps))
+	for _, p := range ps {
+		n[p.PID]++
+	}
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		name := p.Name
+		if n[p.PID] > 1 {
+			start := "start not in the trace"
+			if !p.Start.IsZero() {
+				start = "started at " + strconv.FormatFloat(float64(p.Start.Sub(origin))/float64(time.Millisecond), 'f', 3, 64) + " ms"
+			}
+			if name != "" {
+				name += ", "
+			}
+			name += start
+		}
+		out[i] = ProcessTitle(p.PID, name)
+	}
+	return out
 }
 
 // Usable returns nil when the models (GC, JIT) can be built from r's

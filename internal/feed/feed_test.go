@@ -1,10 +1,16 @@
 package feed
 
 import (
+	"bytes"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/internal/etltest"
+	"github.com/clrgo/clrevents/internal/tracetest"
 	"github.com/clrgo/clrevents/kernelevents"
 	"github.com/clrgo/clrevents/profile"
 	"github.com/clrgo/clrevents/trace"
@@ -114,5 +120,90 @@ func TestUsableStarted(t *testing.T) {
 			t.Errorf("%s: profile.Build of a Reader read to its end: %v", path, err)
 		}
 		r.Close()
+	}
+}
+
+// TestProcesses: a kernel Process/Start for a process ID that has a
+// process in the analysis begins a new one, with its own start and exit;
+// for an ID whose process the analysis took no event of, it is that
+// process's start. All gives them by ID, then in the order they began.
+func TestProcesses(t *testing.T) {
+	real := tracetest.Bytes(t, "../../testdata/traces/gcevents.etl.zip")
+	log, err := etltest.Log(real,
+		etltest.Process(2, 20, 1000, "old.exe"), // running when the trace began, no event taken
+		etltest.Process(1, 20, 2000, "new.exe"),
+		etltest.Process(2, 10, 3000, "first.exe"), // its events were taken (below)
+		etltest.Process(1, 10, 4000, "second.exe"),
+		etltest.Process(2, 10, 5000, "second.exe"),
+		etltest.Process(3, 30, 6000, "running.exe"), // a rundown's DCStart: not a start
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.NewReader(bytes.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	type proc struct {
+		pid  int64
+		life *Life
+	}
+	tab := NewProcesses(func(pid int64, life *Life) *proc { return &proc{pid, life} })
+	first := tab.Get(10)
+	at := map[int64]time.Time{}
+	err = ReadAll(r, func(e *trace.Event) {
+		at[e.Timestamp()] = e.Time()
+		tab.Note(e)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := tab.Lookup(10); p != nil {
+		t.Fatalf("the latest process of 10 is %v, want one without events", p)
+	}
+	second := tab.Get(10)
+	if tab.Lookup(20) != nil || tab.Lookup(30) != nil {
+		t.Errorf("processes made without their events")
+	}
+	tab.Get(30)
+	tab.Get(20)
+	tab.Get(5)
+	var got []string
+	for _, p := range tab.All() {
+		got = append(got, fmt.Sprintf("%d %v %v", p.pid, p.life.Start, p.life.Exit))
+	}
+	var zero time.Time
+	want := []string{
+		fmt.Sprintf("5 %v %v", zero, zero),
+		fmt.Sprintf("10 %v %v", zero, at[3000]),
+		fmt.Sprintf("10 %v %v", at[4000], at[5000]),
+		fmt.Sprintf("20 %v %v", at[2000], zero),
+		fmt.Sprintf("30 %v %v", zero, zero),
+	}
+	if !slices.Equal(got, want) || tab.All()[1] != first || tab.All()[2] != second {
+		t.Errorf("processes\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestTitles: processes of one ID are told apart by their starts.
+func TestTitles(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	got := Titles(t0, []Titled{
+		{PID: 10, Name: "a.exe"},
+		{PID: 10, Name: "a.exe", Start: t0.Add(1500 * time.Microsecond)},
+		{PID: 10, Start: t0.Add(2 * time.Second)},
+		{PID: 11, Name: "b.exe", Start: t0.Add(time.Second)},
+		{PID: -1},
+	})
+	want := []string{
+		"Process 10 (a.exe, start not in the trace)",
+		"Process 10 (a.exe, started at 1.500 ms)",
+		"Process 10 (started at 2000.000 ms)",
+		"Process 11 (b.exe)",
+		"Process (not recorded)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("titles\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/internal/etltest"
+	"github.com/clrgo/clrevents/internal/tracetest"
+	"github.com/clrgo/clrevents/trace"
+)
+
+// TestReportReusedPID: -report with -pid of an ID two processes had in
+// turn (the system gave it again) reports both, each named with its
+// start, and no other process.
+func TestReportReusedPID(t *testing.T) {
+	real := tracetest.Bytes(t, "../../testdata/traces/gcevents.etl.zip")
+	r, err := trace.NewReader(bytes.NewReader(real))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := e.Timestamp() // 100 ns units
+	r.Close()
+	var events [][]byte
+	at := func(ms float64, pid uint32, ev clrevents.Event) {
+		events = append(events, etltest.Runtime(ev, 7, pid, base+int64(ms*1e4)))
+	}
+	work := func(ms float64, pid uint32, n uint32) {
+		at(ms, pid, &clrevents.GCSuspendEEBeginV1{Reason: clrevents.GCSuspendEEReasonSuspendForGC})
+		at(ms+0.01, pid, &clrevents.GCStartV2{Count: n})
+		at(ms+0.1, pid, &clrevents.GCEndV1{Count: n})
+		at(ms+0.11, pid, &clrevents.GCHeapStatsV2{GenerationSize0: 100})
+		at(ms+0.12, pid, &clrevents.GCRestartEEEndV1{})
+		at(ms+0.2, pid, &clrevents.MethodLoadVerboseV1{MethodID: 0x10, MethodSize: 10, MethodFlags: clrevents.MethodFlagsJitted, MethodName: clrevents.UTF16Of("Main")})
+	}
+	events = append(events, etltest.Process(1, 10, base+1000, "app.exe"))
+	work(1, 10, 1)
+	events = append(events, etltest.Process(2, 10, base+20000, "app.exe"))
+	events = append(events, etltest.Process(1, 10, base+30000, "app.exe"))
+	work(4, 10, 1)
+	work(5, 11, 1)
+	log, err := etltest.Log(real, events...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(t.TempDir(), "reused.etl")
+	if err := os.WriteFile(name, log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-report", "gc"}, []string{"Process 10 (app.exe, started at 0.100 ms): 1 GCs", "Process 10 (app.exe, started at 3.000 ms): 1 GCs"}},
+		{[]string{"-report", "jit"}, []string{"Process 10 (app.exe, started at 0.100 ms): 1 methods", "Process 10 (app.exe, started at 3.000 ms): 1 methods"}},
+		{[]string{"-report", "gc", "-format", "html"}, []string{"<h2>Process 10 (app.exe, started at 0.100 ms)</h2>", "<h2>Process 10 (app.exe, started at 3.000 ms)</h2>"}},
+	} {
+		out, errs, code := dump(t, append(c.args, "-pid", "10", name)...)
+		if code != exitOK || errs != "" {
+			t.Errorf("%v: exit %d, stderr %q", c.args, code, errs)
+		}
+		for _, want := range c.want {
+			if strings.Count(out, want) != 1 {
+				t.Errorf("%v: no %q once in\n%s", c.args, want, out)
+			}
+		}
+		if strings.Contains(out, "Process 11") {
+			t.Errorf("%v -pid 10: process 11 reported:\n%s", c.args, out)
+		}
+	}
+	out, _, _ := dump(t, "-report", "gc", "-format", "jsonl", "-pid", "10", name)
+	if n := strings.Count(out, `"pid":10,`); n != 2 || strings.Count(out, "\n") != 2 {
+		t.Errorf("jsonl -pid 10: %d lines of pid 10, want 2:\n%s", n, out)
+	}
+}
