@@ -202,7 +202,11 @@ type Process struct {
 
 	a    *Analyzer
 	life *feed.Life
-	s    state
+	// runtimeStart is the time of the runtime's start event
+	// (RuntimeInformationStart) when it was the first of the process's
+	// events the model took, else zero (see TimeInTrace).
+	runtimeStart time.Time
+	s            state
 	// Of its events, for Missing: runtime suspensions by reason (the
 	// last slot: a reason the manifest does not name), allocation ticks.
 	suspends [clrevents.GCSuspendEEReasonSuspendForDebuggerSweep + 2]int
@@ -427,16 +431,26 @@ func (p *Process) Life() (start, exit time.Time) {
 
 // TimeInTrace returns the span of the trace the process was alive in:
 // from the trace's first event (the Analyzer's Origin), or the process's
-// start when the trace records it (an ETW kernel Process/Start event), to
-// the trace's last event, or the process's exit when the trace records it
-// (Process/Stop). Summary's PausePercent is measured over it.
+// start when the trace records it, to the trace's last event, or the
+// process's exit when the trace records it (an ETW kernel Process/Stop
+// event). The process's start is its ETW kernel Process/Start event, else
+// the runtime's own start event (RuntimeInformationStart, TraceEvent's
+// Runtime/Start) when it comes before any other of the process's events
+// the model takes: the runtime logs it as it starts, and again when an
+// EventPipe session ends, after the process's GCs (a rundown's
+// RuntimeInformationDCStart, a running runtime's, is not one).
+// Summary's PausePercent is measured over it.
 func (p *Process) TimeInTrace() (start, end time.Time) {
 	if p.a == nil {
 		return time.Time{}, time.Time{}
 	}
 	start, end = p.a.feed.Origin, p.a.last
-	if t := p.life.Start; t.After(start) {
-		start = t
+	began := p.life.Start
+	if began.IsZero() {
+		began = p.runtimeStart
+	}
+	if began.After(start) {
+		start = began
 	}
 	if t := p.life.Exit; !t.IsZero() && t.Before(end) {
 		end = t
@@ -512,8 +526,13 @@ func (a *Analyzer) observe(t time.Time, pid, tid int64, ev clrimpl.Event) error 
 	if err := credible(ce); err != nil {
 		return err
 	}
+	first := a.procs.Lookup(pid) == nil
 	p := a.procs.Get(pid)
 	switch k {
+	case kRuntimeStart:
+		if first {
+			p.runtimeStart = t
+		}
 	case kSuspendBegin:
 		if f, ok := ev.(clrevents.GCSuspendEEEvent); ok {
 			r := f.GCSuspendEEFields().Reason

@@ -19,6 +19,7 @@ const (
 	kGlobalHistory
 	kPerHeapHistory
 	kAllocTick
+	kRuntimeStart
 )
 
 // kinds maps the runtime and private providers' events to their meaning.
@@ -34,6 +35,10 @@ var kinds = feed.ByDisplayName(
 		"GC/GlobalHeapHistory": kGlobalHistory,
 		"GC/PerHeapHistory":    kPerHeapHistory,
 		"GC/AllocationTick":    kAllocTick,
+		// The runtime provider's RuntimeInformationStart; the rundown
+		// provider's RuntimeInformationDCStart, a running runtime's,
+		// is not one of these providers'.
+		"Runtime/Start": kRuntimeStart,
 	})
 
 // Needs reports whether the GC model decodes events of this type: a

@@ -231,3 +231,34 @@ func holding(ps []*gcstats.Process, heapAfter uint64) *gcstats.Process {
 	}
 	return nil
 }
+
+// TestRuntimeStart: without a kernel Process/Start, the runtime's own
+// start event (RuntimeInformationStart) bounds the process's time in the
+// trace from below, when it is the first of the process's events: an
+// EventPipe session logs one as it ends, after the GCs, and a rundown's
+// RuntimeInformationDCStart is a running runtime's. A kernel
+// Process/Start, which comes first, is the process's start.
+func TestRuntimeStart(t *testing.T) {
+	l := newETWLog(t)
+	l.process(0.5, 1, 23, "app.exe")
+	l.at(1, 22, 7, &clrevents.RuntimeInformationDCStart{ClrInstanceID: 1})
+	l.at(1, 23, 7, &clrevents.RuntimeInformationStart{ClrInstanceID: 1})
+	l.gc(1.5, 21, 1, 1)
+	l.at(2, 20, 7, &clrevents.RuntimeInformationStart{ClrInstanceID: 1})
+	for pid := uint32(20); pid <= 23; pid++ {
+		l.gc(3, pid, 2, 2)
+	}
+	l.at(5, 21, 7, &clrevents.RuntimeInformationStart{ClrInstanceID: 1})
+	l.gc(6, 24, 1, 1)
+	a := l.analyze()
+	want := map[int64]float64{20: 2, 21: 0, 22: 0, 23: 0.5, 24: 0}
+	for _, p := range a.Processes() {
+		if from, to := span(p, a.Origin()); !near(from, want[p.PID]) || !near(to, 6.11) {
+			t.Errorf("process %d: in the trace from %.3f to %.3f ms, want %.3f to 6.110", p.PID, from, to, want[p.PID])
+		}
+		delete(want, p.PID)
+	}
+	if len(want) > 0 {
+		t.Errorf("processes %v missing", want)
+	}
+}
