@@ -139,8 +139,9 @@ type GC struct {
 	Promoted [NumGens]uint64
 	// PinnedObjects is the number of pinned objects the GC saw.
 	PinnedObjects uint32
-	// Heaps is the number of GC heaps (more than 1 under server GC); 0 when
-	// the trace has no global heap history for the GC.
+	// Heaps is the number of GC heaps (more than 1 under server GC): the
+	// GC's global heap history's, else the highest HeapIndex + 1 of its
+	// per-heap histories; 0 when the trace has neither.
 	Heaps int
 	// Allocated is the bytes allocated since the previous GC, by small,
 	// large and pinned object heap, from the AllocationTick events (one
@@ -154,6 +155,7 @@ type GC struct {
 
 	ended, hasHeapStats, concurrent, restarted bool
 	perHeap                                    int
+	globalHeaps                                bool  // Heaps is the global history's
 	tid                                        int64 // the thread of its start event
 	// prevStats is the last GC with heap statistics when this one
 	// started: what its heap before is estimated from.
@@ -190,8 +192,14 @@ type Process struct {
 	Name string
 	// GCs are the process's GCs in the order they started.
 	GCs []*GC
-	// Heaps is the largest number of GC heaps seen (0 when unknown).
+	// Heaps is the largest number of GC heaps of its GCs (0 when
+	// unknown).
 	Heaps int
+	// ServerGC tells whether the process runs server GC, as the runtime's
+	// GCSettings event (the private provider's, at the runtime's start)
+	// says; HasServerGC whether the trace has one. A server GC may run
+	// one heap (GCHeapCount=1, or DATAS starting with one).
+	ServerGC, HasServerGC bool
 	// Allocated is the bytes allocated in the whole trace by small, large
 	// and pinned object heap, from AllocationTick events; HasAllocated
 	// tells whether the trace has any for the process. Without them
@@ -567,6 +575,12 @@ func (a *Analyzer) observe(t time.Time, pid, tid int64, ev clrimpl.Event) error 
 		}
 	case kPerHeapHistory:
 		return p.perHeapHistory(ce)
+	case kSettings:
+		if f, ok := ev.(clrevents.GCSettingsEvent); ok {
+			if s := f.GCSettingsFields(); s.HasServerGC {
+				p.ServerGC, p.HasServerGC = s.ServerGC, true
+			}
+		}
 	case kAllocTick:
 		if f, ok := ev.(clrevents.GCAllocationTickEvent); ok {
 			p.ticks++
@@ -593,6 +607,26 @@ func credible(ev clrevents.Event) error {
 		if err := f.GCAllocationTickFields().CheckAmount(); err != nil {
 			return fmt.Errorf("%w: allocation tick: %v", trace.ErrNotCredible, err)
 		}
+	case clrevents.GCGlobalHeapEvent:
+		if n := f.GCGlobalHeapFields().NumHeaps; n > maxHeaps {
+			return fmt.Errorf("%w: NumHeaps %d: the GC makes %d heaps at most", trace.ErrNotCredible, n, maxHeaps)
+		}
+	case *clrevents.GCPerHeapHistoryV3:
+		return heapIndex(f.HeapIndex)
+	case *clrevents.GCPerHeapHistory:
+		return heapIndex(f.HeapIndex)
+	}
+	return nil
+}
+
+// maxHeaps is the most GC heaps a runtime makes: one per processor, of
+// 1,024 at most (the GC's MAX_SUPPORTED_CPUS on 64-bit hosts).
+const maxHeaps = 1024
+
+// heapIndex checks a per-heap history's heap index.
+func heapIndex(i uint32) error {
+	if i >= maxHeaps {
+		return fmt.Errorf("%w: HeapIndex %d: the GC makes %d heaps at most", trace.ErrNotCredible, i, maxHeaps)
 	}
 	return nil
 }
@@ -980,6 +1014,7 @@ func (p *Process) globalHistory(f clrevents.GCGlobalHeapFields) {
 	n := int(f.NumHeaps)
 	if gc != nil && n > 0 {
 		gc.Heaps = n
+		gc.globalHeaps = true
 	}
 	p.Heaps = max(p.Heaps, n)
 }
@@ -1006,8 +1041,10 @@ func (p *Process) perHeapHistory(ev clrevents.Event) error {
 		frag[i] += freeList + freeObj
 		return nil
 	}
+	var heap uint32
 	switch e := ev.(type) {
 	case *clrevents.GCPerHeapHistoryV3:
+		heap = e.HeapIndex
 		for i := 0; i < min(e.Values.Len(), NumGens); i++ {
 			v := e.Values.At(i)
 			if err := add(i, v.SizeBefore, v.FreeListAfter, v.FreeObjAfter); err != nil {
@@ -1015,6 +1052,7 @@ func (p *Process) perHeapHistory(ev clrevents.Event) error {
 			}
 		}
 	case *clrevents.GCPerHeapHistory:
+		heap = e.HeapIndex
 		for i := 0; i < min(e.Values.Len(), NumGens); i++ {
 			v := e.Values.At(i)
 			if err := add(i, v.SizeBefore, v.FreeListAfter, v.FreeObjAfter); err != nil {
@@ -1034,6 +1072,10 @@ func (p *Process) perHeapHistory(ev clrevents.Event) error {
 		return err
 	}
 	gc.GenSizeBefore, gc.Fragmentation = before, frag
+	if !gc.globalHeaps {
+		gc.Heaps = max(gc.Heaps, int(heap)+1)
+		p.Heaps = max(p.Heaps, gc.Heaps)
+	}
 	gc.perHeap++
 	gc.HasFragmentation = true
 	gc.HeapBefore = total

@@ -59,10 +59,7 @@ svg text { font: 11px system-ui, sans-serif; fill: #444; }
 
 func writeProcessHTML(w *bufio.Writer, origin time.Time, p *Process, title string) {
 	s := p.Summary()
-	kind := "workstation GC"
-	if p.Heaps > 1 {
-		kind = fmt.Sprintf("server GC, %d heaps", p.Heaps)
-	}
+	kind := heapsText(p)
 	fmt.Fprintf(w, "<section class=\"process\" data-pid=\"%d\">\n<h2>%s</h2>\n", p.PID, html.EscapeString(title))
 	start, end := p.TimeInTrace()
 	fmt.Fprintf(w, "<p>%d GCs (%s). Paused %s ms: %.2f%% of the process's %.3f s in the trace (%s to %s from the trace's start). %s. Largest heap after a GC %s MB.</p>\n",

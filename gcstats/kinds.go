@@ -20,6 +20,7 @@ const (
 	kPerHeapHistory
 	kAllocTick
 	kRuntimeStart
+	kSettings
 )
 
 // kinds maps the runtime and private providers' events to their meaning.
@@ -35,6 +36,7 @@ var kinds = feed.ByDisplayName(
 		"GC/GlobalHeapHistory": kGlobalHistory,
 		"GC/PerHeapHistory":    kPerHeapHistory,
 		"GC/AllocationTick":    kAllocTick,
+		"GC/Settings":          kSettings, // the private provider's
 		// The runtime provider's RuntimeInformationStart; the rundown
 		// provider's RuntimeInformationDCStart, a running runtime's,
 		// is not one of these providers'.

@@ -38,9 +38,10 @@ func (gc *GC) sizesKnown() bool    { return gc.Complete || gc.hasHeapStats }
 func (gc *GC) beforeKnown() bool   { return gc.sizesKnown() || gc.perHeap > 0 }
 
 // WriteText writes, for each process, a line that sums it up (GC count,
-// workstation or server GC, time paused and its share of the process's
-// time in the trace, allocation, largest heap), a table by condemned
-// generation, and a table of its GCs with PerfView's GCStats columns.
+// workstation or server GC and heaps as far as the trace tells, time
+// paused and its share of the process's time in the trace, allocation,
+// largest heap), a table by condemned generation, and a table of its GCs
+// with PerfView's GCStats columns.
 // Footnotes say which GCs the trace does not hold the end of (*), whose
 // pause is unknown (?) and whose heap size before is estimated (~).
 // Processes of one ID (the system gives an exited process's ID to a new
@@ -153,13 +154,9 @@ func appendRecord(r *textfmt.Records, pid int64, gc *GC, origin time.Time) {
 
 func writeProcessText(w *bufio.Writer, origin time.Time, p *Process, title string) {
 	s := p.Summary()
-	heaps := "workstation GC"
-	if p.Heaps > 1 {
-		heaps = fmt.Sprintf("server GC, %d heaps", p.Heaps)
-	}
 	start, end := p.TimeInTrace()
 	fmt.Fprintf(w, "%s: %d GCs (%s); paused %s ms, %.2f%% of its %.3f s in the trace (%.3f s to %.3f s from the trace's start); %s; largest heap after a GC %s MB\n",
-		title, len(p.GCs), heaps, msString(s.All.TotalPause), s.PausePercent, s.Span.Seconds(),
+		title, len(p.GCs), heapsText(p), msString(s.All.TotalPause), s.PausePercent, s.Span.Seconds(),
 		start.Sub(origin).Seconds(), end.Sub(origin).Seconds(), allocationText(s), mbString(s.MaxHeap))
 	if m := missingText(s); m != "" {
 		w.WriteString(m + "\n")
@@ -206,6 +203,29 @@ func writeProcessText(w *bufio.Writer, origin time.Time, p *Process, title strin
 			break
 		}
 	}
+}
+
+// heapsText says which GC the process runs, as far as the trace tells:
+// "workstation GC" or "server GC, 4 heaps" when it has the runtime's
+// GCSettings event, else from the heap count alone "server GC, 4 heaps"
+// for more than one, "1 heap" for one (workstation GC, or server GC on
+// one heap), and "heap count unknown" without the GCs' heap histories.
+func heapsText(p *Process) string {
+	heaps := strconv.Itoa(p.Heaps) + " heaps"
+	if p.Heaps == 1 {
+		heaps = "1 heap"
+	}
+	switch {
+	case p.HasServerGC && !p.ServerGC:
+		return "workstation GC"
+	case p.HasServerGC && p.Heaps == 0:
+		return "server GC"
+	case p.HasServerGC || p.Heaps > 1:
+		return "server GC, " + heaps
+	case p.Heaps == 1:
+		return heaps
+	}
+	return "heap count unknown"
 }
 
 // cells are a GC's figures as the text and HTML tables show them: "?"

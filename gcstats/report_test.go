@@ -128,7 +128,7 @@ func TestWriteCSV(t *testing.T) {
 
 func TestWriteText(t *testing.T) {
 	out := report(t, analyze(t, gcevents), gcstats.WriteText)
-	for _, want := range []string{"Process 179596: 2 GCs (workstation GC)", " NonConcurrentGC ", "Induced", "1.450 MB allocated", "largest heap after a GC 0.657 MB"} {
+	for _, want := range []string{"Process 179596: 2 GCs (1 heap)", " NonConcurrentGC ", "Induced", "1.450 MB allocated", "largest heap after a GC 0.657 MB"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
