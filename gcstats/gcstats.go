@@ -143,10 +143,14 @@ type GC struct {
 	// GC's global heap history's, else the highest HeapIndex + 1 of its
 	// per-heap histories; 0 when the trace has neither.
 	Heaps int
-	// Allocated is the bytes allocated since the previous GC, by small,
-	// large and pinned object heap, from the AllocationTick events (one
-	// per about 100 KB allocated); unknown, not zero, when the process
-	// has none (Process.HasAllocated).
+	// Allocated is the bytes allocated since the previous GC (its heap
+	// statistics; for the trace's first GC, since the trace's start), by
+	// small, large and pinned object heap, from the AllocationTick events
+	// (one per about 100 KB allocated: a sample, as PerfView's GCStats
+	// counts a GC's allocation when the trace has no per-heap histories);
+	// unknown, not zero, when the process has none (Process.HasAllocated)
+	// or the trace lacks the GC's heap statistics. The reports give their
+	// sum (alloc MB, allocated_bytes).
 	Allocated [3]uint64
 
 	// Complete tells whether the trace holds the GC's end: its end event,

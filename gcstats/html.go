@@ -96,17 +96,17 @@ func writeProcessHTML(w *bufio.Writer, origin time.Time, p *Process, title strin
 	w.WriteString("</div>\n")
 	heapChart(w, origin, p)
 
-	w.WriteString("<h3>GCs</h3>\n<table class=\"gcs\"><tr><th>GC</th><th>start ms</th><th>gen</th><th>type</th><th>reason</th><th>pause ms</th><th>pauses</th><th>duration ms</th><th>before MB</th><th>after MB</th><th>free after MB</th><th>pinned</th></tr>\n")
+	w.WriteString("<h3>GCs</h3>\n<table class=\"gcs\"><tr><th>GC</th><th>start ms</th><th>gen</th><th>type</th><th>reason</th><th>pause ms</th><th>pauses</th><th>duration ms</th><th>alloc MB</th><th>before MB</th><th>after MB</th><th>free after MB</th><th>pinned</th></tr>\n")
 	for _, gc := range p.GCs {
-		c := cellsOf(gc)
+		c := p.cellsOf(gc)
 		number := strconv.FormatInt(gc.Number, 10)
 		if !gc.Complete {
 			number += "*"
 		}
-		fmt.Fprintf(w, "<tr><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
+		fmt.Fprintf(w, "<tr><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
 			number, msString(gc.Start.Sub(origin)), gc.Generation,
 			html.EscapeString(gc.Type.String()), html.EscapeString(gc.Reason.String()),
-			c.pause, c.pauses, c.duration, c.before, c.after, c.free, c.pinned)
+			c.pause, c.pauses, c.duration, c.alloc, c.before, c.after, c.free, c.pinned)
 	}
 	w.WriteString("</table>\n</section>\n")
 }

@@ -30,6 +30,14 @@ func (gc *GC) totalPromoted() uint64 {
 	return n
 }
 
+// totalAllocated is Allocated summed over the heaps.
+func (gc *GC) totalAllocated() uint64 { return gc.Allocated[0] + gc.Allocated[1] + gc.Allocated[2] }
+
+// allocatedKnown tells whether the trace holds gc's allocation: the
+// process has AllocationTick events, and the GC its heap statistics,
+// which close its count.
+func (p *Process) allocatedKnown(gc *GC) bool { return p.HasAllocated && gc.sizesKnown() }
+
 // pauseKnown, durationKnown, sizesKnown and beforeKnown tell which of a
 // GC's figures the trace holds (an incomplete GC lacks some).
 func (gc *GC) pauseKnown() bool    { return gc.HasPause && (gc.Complete || gc.Pauses > 0) }
@@ -70,6 +78,9 @@ func WriteText(w io.Writer, origin time.Time, procs []*Process) error {
 //	                        numbers: the pause, how many, the suspension (-1: unknown)
 //	duration_ms             number: start to end (-1: the trace lacks the end)
 //	pause_percent           number: PausePercent (-1 without a pause or the GC's end)
+//	allocated_bytes         number: Allocated, all heaps (-1: the process has no
+//	                        AllocationTick events, or the trace lacks the GC's heap
+//	                        statistics)
 //	heap_before_bytes       number (-1: unknown); heap_before_estimated a boolean
 //	heap_after_bytes        number (-1: the trace lacks the GC's heap statistics)
 //	fragmentation_bytes     number: TotalFragmentation (-1 without per-heap histories)
@@ -79,7 +90,7 @@ func WriteText(w io.Writer, origin time.Time, procs []*Process) error {
 //	complete                boolean
 func Columns() []string { return append([]string(nil), columns...) }
 
-var columns = []string{"pid", "gc", "gen", "reason", "type", "start_ms", "pause_ms", "pauses", "suspend_ms", "duration_ms", "pause_percent", "heap_before_bytes", "heap_before_estimated", "heap_after_bytes", "fragmentation_bytes", "promoted_bytes", "pinned_objects", "heaps", "complete"}
+var columns = []string{"pid", "gc", "gen", "reason", "type", "start_ms", "pause_ms", "pauses", "suspend_ms", "duration_ms", "pause_percent", "allocated_bytes", "heap_before_bytes", "heap_before_estimated", "heap_after_bytes", "fragmentation_bytes", "promoted_bytes", "pinned_objects", "heaps", "complete"}
 
 // WriteJSONLines writes one JSON object a line per GC, each process's GCs
 // in turn, with the keys Columns lists, each always of the same JSON type.
@@ -98,14 +109,14 @@ func writeRecords(w io.Writer, origin time.Time, procs []*Process, json bool) er
 	r := textfmt.NewRecords(bw, columns, json)
 	for _, p := range procs {
 		for _, gc := range p.GCs {
-			appendRecord(r, p.PID, gc, origin)
+			appendRecord(r, p, gc, origin)
 		}
 	}
 	return bw.Flush()
 }
 
 // appendRecord writes a GC's record: its values in the order of columns.
-func appendRecord(r *textfmt.Records, pid int64, gc *GC, origin time.Time) {
+func appendRecord(r *textfmt.Records, p *Process, gc *GC, origin time.Time) {
 	promoted := gc.totalPromoted()
 	// msOr is d in milliseconds when known, else -1; uintOr v.
 	msOr := func(known bool, d time.Duration) {
@@ -122,7 +133,7 @@ func appendRecord(r *textfmt.Records, pid int64, gc *GC, origin time.Time) {
 			r.Int(-1)
 		}
 	}
-	r.Int(pid)
+	r.Int(p.PID)
 	r.Int(gc.Number)
 	r.Int(int64(gc.Generation))
 	r.String(gc.Reason.String())
@@ -141,6 +152,7 @@ func appendRecord(r *textfmt.Records, pid int64, gc *GC, origin time.Time) {
 	} else {
 		r.Int(-1)
 	}
+	uintOr(p.allocatedKnown(gc), gc.totalAllocated())
 	uintOr(gc.beforeKnown(), gc.HeapBefore)
 	r.Bool(gc.HeapBeforeEstimated)
 	uintOr(gc.sizesKnown(), gc.HeapAfter)
@@ -169,9 +181,9 @@ func writeProcessText(w *bufio.Writer, origin time.Time, p *Process, title strin
 	tw.Row("all", strconv.Itoa(all.Count), pauseCell(all, all.MeanPause()), pauseCell(all, all.MaxPause), pauseCell(all, all.TotalPause), msString(all.TotalDuration), mbString(all.Promoted))
 	tw.Flush(w)
 	w.WriteString("\n")
-	tw = textfmt.NewTable("GC", "start ms", "gen", "type", "reason", "pause ms", "pauses", "suspend ms", "duration ms", "pause %", "before MB", "after MB", "free MB", "promoted MB", "pinned", "heaps")
+	tw = textfmt.NewTable("GC", "start ms", "gen", "type", "reason", "pause ms", "pauses", "suspend ms", "duration ms", "pause %", "alloc MB", "before MB", "after MB", "free MB", "promoted MB", "pinned", "heaps")
 	for _, gc := range p.GCs {
-		c := cellsOf(gc)
+		c := p.cellsOf(gc)
 		number := strconv.FormatInt(gc.Number, 10)
 		if !gc.Complete {
 			number += "*"
@@ -188,7 +200,7 @@ func writeProcessText(w *bufio.Writer, origin time.Time, p *Process, title strin
 			suspend = msString(gc.Suspend)
 		}
 		tw.Row(number, msString(gc.Start.Sub(origin)), strconv.Itoa(gc.Generation), gc.Type.String(), gc.Reason.String(),
-			c.pause, c.pauses, suspend, c.duration, percent, c.before, c.after, c.free, c.promoted, c.pinned, strconv.Itoa(gc.Heaps))
+			c.pause, c.pauses, suspend, c.duration, percent, c.alloc, c.before, c.after, c.free, c.promoted, c.pinned, strconv.Itoa(gc.Heaps))
 	}
 	tw.Flush(w)
 	if s.Incomplete > 0 {
@@ -230,10 +242,13 @@ func heapsText(p *Process) string {
 
 // cells are a GC's figures as the text and HTML tables show them: "?"
 // for what the trace does not hold.
-type cells struct{ pause, pauses, duration, before, after, free, promoted, pinned string }
+type cells struct{ pause, pauses, duration, alloc, before, after, free, promoted, pinned string }
 
-func cellsOf(gc *GC) cells {
-	c := cells{"?", "?", "?", "?", "?", "-", "?", "?"}
+func (p *Process) cellsOf(gc *GC) cells {
+	c := cells{"?", "?", "?", "?", "?", "?", "-", "?", "?"}
+	if p.allocatedKnown(gc) {
+		c.alloc = mbString(gc.totalAllocated())
+	}
 	if gc.pauseKnown() {
 		c.pause, c.pauses = msString(gc.Pause), strconv.Itoa(gc.Pauses)
 	}

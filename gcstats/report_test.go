@@ -51,7 +51,7 @@ func TestWriteJSONLines(t *testing.T) {
 	types := map[string]string{
 		"pid": "number", "gc": "number", "gen": "number", "reason": "string", "type": "string",
 		"start_ms": "number", "pause_ms": "number", "pauses": "number", "suspend_ms": "number", "duration_ms": "number",
-		"pause_percent": "number", "heap_before_bytes": "number", "heap_before_estimated": "bool",
+		"pause_percent": "number", "allocated_bytes": "number", "heap_before_bytes": "number", "heap_before_estimated": "bool",
 		"heap_after_bytes": "number", "fragmentation_bytes": "number", "promoted_bytes": "number", "pinned_objects": "number", "heaps": "number", "complete": "bool",
 	}
 	if len(types) != len(gcstats.Columns()) {
@@ -198,6 +198,86 @@ func TestReportAllocationUnknown(t *testing.T) {
 		if !strings.Contains(out, "llocation unknown") || !strings.Contains(out, "at level Verbose") {
 			t.Errorf("%s: does not say allocation is unknown and what records it:\n%s", format, out)
 		}
+	}
+	// Each GC's allocation is unknown too: -1, and ? in the tables.
+	if out := report(t, a, gcstats.WriteJSONLines); strings.Count(out, `"allocated_bytes":-1,`) != 2 {
+		t.Errorf("jsonl: GCs' allocation not -1:\n%s", out)
+	}
+	if out := report(t, a, gcstats.WriteText); !regexp.MustCompile(`(?m)^ 2 .* 94\.6 +\? +0\.657 `).MatchString(out) {
+		t.Errorf("text: GC 2's allocation not ?:\n%s", out)
+	}
+}
+
+// TestAllocatedPerGC: each GC's allocation, in every format, is what the
+// AllocationTick events add up to since the previous GC's heap
+// statistics (gcevents.etl: all 1.45 MB before GC 1, none between GC 1
+// and GC 2, both induced), summed here from the events alone.
+func TestAllocatedPerGC(t *testing.T) {
+	r, err := trace.Open(gcevents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []uint64
+	var sum uint64
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(e.Name(), "GCAllocationTick") && !strings.HasPrefix(e.Name(), "GCHeapStats") {
+			continue
+		}
+		ev, err := e.Decode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev := ev.(type) {
+		case clrevents.GCAllocationTickEvent:
+			sum += ev.GCAllocationTickFields().Amount()
+		case clrevents.GCHeapStatsEvent:
+			want = append(want, sum)
+			sum = 0
+		}
+	}
+	r.Close()
+	if len(want) != 2 || want[0] == 0 {
+		t.Fatalf("allocation before each GC's heap statistics: %v", want)
+	}
+	a := analyze(t, gcevents)
+	for i, gc := range a.Processes()[0].GCs {
+		if got := gc.Allocated[0] + gc.Allocated[1] + gc.Allocated[2]; got != want[i] {
+			t.Errorf("GC %d: allocated %d bytes, the ticks %d", gc.Number, got, want[i])
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(report(t, a, gcstats.WriteJSONLines)), "\n")
+	rows, err := csv.NewReader(strings.NewReader(report(t, a, gcstats.WriteCSV))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := slices.Index(rows[0], "allocated_bytes")
+	if col < 0 || len(rows) != 3 {
+		t.Fatalf("no allocated_bytes column, or not 2 GCs: %v", rows)
+	}
+	text := report(t, a, gcstats.WriteText)
+	page := report(t, a, writeHTML)
+	for i, n := range want {
+		s := strconv.FormatUint(n, 10)
+		if !strings.Contains(lines[i], `"allocated_bytes":`+s+",") || rows[i+1][col] != s {
+			t.Errorf("GC %d: allocated_bytes %s in JSON, %s in CSV; want %s", i+1, lines[i], rows[i+1][col], s)
+		}
+		mb := strconv.FormatFloat(float64(n)/1e6, 'f', 3, 64)
+		if !regexp.MustCompile(`(?m)^ ` + strconv.Itoa(i+1) + ` .* ` + regexp.QuoteMeta(mb) + ` +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +\d+ +\d+$`).MatchString(text) {
+			t.Errorf("GC %d: no alloc MB %s before the heap sizes in the text:\n%s", i+1, mb, text)
+		}
+		if !strings.Contains(page, "<td>"+mb+"</td><td>") {
+			t.Errorf("GC %d: no alloc MB %s in the HTML table", i+1, mb)
+		}
+	}
+	if !strings.Contains(text, " alloc MB  before MB ") || !strings.Contains(page, "<th>alloc MB</th><th>before MB</th>") {
+		t.Errorf("no alloc MB column before before MB:\n%s", text)
 	}
 }
 
@@ -600,9 +680,9 @@ func TestReportIncomplete(t *testing.T) {
 		}
 	}
 	// GC, start, gen, type, reason, pause, pauses, suspend, duration,
-	// pause %, before, after, free, promoted, pinned, heaps
-	if row == nil || row[5] != "?" || row[6] != "?" || row[7] != "0.100" || row[8] != "?" || row[10] != "?" || row[11] != "?" || row[13] != "?" || row[14] != "?" {
-		t.Errorf("GC 2's row %q: want ? for its pause, duration and sizes, its suspension 0.100:\n%s", row, text)
+	// pause %, alloc, before, after, free, promoted, pinned, heaps
+	if row == nil || row[5] != "?" || row[6] != "?" || row[7] != "0.100" || row[8] != "?" || row[10] != "?" || row[11] != "?" || row[12] != "?" || row[14] != "?" || row[15] != "?" {
+		t.Errorf("GC 2's row %q: want ? for its pause, duration, allocation and sizes, its suspension 0.100:\n%s", row, text)
 	}
 	if strings.Contains(text, "began after") || strings.Contains(text, "began before") {
 		t.Errorf("the text blames the trace's start:\n%s", text)
