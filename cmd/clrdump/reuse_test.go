@@ -15,7 +15,8 @@ import (
 
 // TestReportReusedPID: -report with -pid of an ID two processes had in
 // turn (the system gave it again) reports both, each named with its
-// start, and no other process.
+// start, and no other process; -pid of a process without the events
+// names each ID that has them once.
 func TestReportReusedPID(t *testing.T) {
 	real := tracetest.Bytes(t, "../../testdata/traces/gcevents.etl.zip")
 	r, err := trace.NewReader(bytes.NewReader(real))
@@ -78,5 +79,13 @@ func TestReportReusedPID(t *testing.T) {
 	out, _, _ := dump(t, "-report", "gc", "-format", "jsonl", "-pid", "10", name)
 	if n := strings.Count(out, `"pid":10,`); n != 2 || strings.Count(out, "\n") != 2 {
 		t.Errorf("jsonl -pid 10: %d lines of pid 10, want 2:\n%s", n, out)
+	}
+	// A process without the events names the IDs that have them, once
+	// each.
+	for _, report := range []string{"gc", "jit"} {
+		_, errs, code := dump(t, "-report", report, "-pid", "12", name)
+		if want := ": the trace has them for processes 10, 11\n"; code != exitError || !strings.HasSuffix(errs, want) {
+			t.Errorf("-report %s -pid 12: exit %d, stderr %q; want 1 and ending %q", report, code, errs, want)
+		}
 	}
 }

@@ -209,11 +209,13 @@ func (t *Processes[P]) All() []*P {
 }
 
 // OtherProcesses is a report's error for a process asked for that has
-// none of its events, in a trace where the processes pids have them: it
+// none of its events, in a trace where the processes pids have them (by
+// ID, as Processes.All gives them: an ID two processes had is named
+// once): it
 // errors.Is sentinel, and its text is what (the sentinel's subject, "no
 // GC events") then the processes that have them.
 func OtherProcesses(sentinel error, what string, pids []int64) error {
-	return &otherProcesses{sentinel, what, pids}
+	return &otherProcesses{sentinel, what, slices.Compact(slices.Clone(pids))}
 }
 
 type otherProcesses struct {
