@@ -68,6 +68,7 @@ package metrics
 import (
 	"errors"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -103,6 +104,9 @@ type Set struct {
 
 	mu    sync.Mutex
 	procs map[int64]*Process
+	// ended are processes whose ID the system gave to another process in
+	// the trace (an ETW kernel Process/Start): their series stay.
+	ended []*Process
 	descs map[string]*prometheus.Desc // EventCounter metrics, by name
 }
 
@@ -143,10 +147,19 @@ func (s *Set) Process(pid int64, name string) *Process {
 	return p
 }
 
-// Remove forgets process pid: its series are no longer collected.
+// The ETW kernel's Process/Start event, as package trace names it.
+const (
+	kernelProvider = "Windows Kernel"
+	opProcessStart = 1
+)
+
+// Remove forgets process pid, and the processes that had its ID before
+// it: their series are no longer collected.
 func (s *Set) Remove(pid int64) {
 	s.mu.Lock()
 	delete(s.procs, pid)
+	id := strconv.FormatInt(pid, 10)
+	s.ended = slices.DeleteFunc(s.ended, func(p *Process) bool { return p.pid == id })
 	s.mu.Unlock()
 }
 
@@ -156,7 +169,10 @@ func (s *Set) Remove(pid int64) {
 // EventCounters event: in an ETW log, which holds every process's kernel
 // events, the others are no .NET process and have no series. Events of no
 // process (-1: a trace that does not record processes, .NET Core 2.0's)
-// are ignored.
+// are ignored. An ETW kernel Process/Start of an ID that has a process
+// means the system gave the ID to another process: the next events of the
+// ID make a new one, as TraceEvent tells process instances apart, and the
+// earlier one's series stay (see Collect).
 func (s *Set) Add(e *trace.Event) error {
 	pid := e.ProcessID()
 	if pid < 0 {
@@ -164,6 +180,12 @@ func (s *Set) Add(e *trace.Event) error {
 	}
 	s.mu.Lock()
 	p := s.procs[pid]
+	if p != nil && e.Opcode() == opProcessStart && e.Provider() == kernelProvider && e.Name() == "Process/Start" {
+		// Another process has the ID: the one that had it has exited.
+		delete(s.procs, pid)
+		s.ended = append(s.ended, p)
+		p = nil
+	}
 	s.mu.Unlock()
 	if p == nil {
 		if e.Provider() != runtimeProvider && e.Name() != "EventCounters" {
@@ -563,18 +585,44 @@ var generations = [...]string{"gen0", "gen1", "gen2", "loh", "poh"}
 // come, so the Set is an unchecked collector.
 func (s *Set) Describe(chan<- *prometheus.Desc) {}
 
-// Collect sends every process's metrics.
+// Collect sends every process's metrics: those of a process whose ID
+// another process has since had stay (its pid and process labels tell
+// them apart), but where the two have one name too (a program started
+// again), whose labels a registry refuses twice: the earlier's series
+// end, and the later's counters begin again from zero, which
+// Prometheus's rate and increase take for a reset.
 func (s *Set) Collect(ch chan<- prometheus.Metric) {
 	s.mu.Lock()
-	procs := make([]*Process, 0, len(s.procs))
+	procs := make([]*Process, 0, len(s.procs)+len(s.ended))
+	procs = append(procs, s.ended...)
 	for _, p := range s.procs {
 		procs = append(procs, p)
 	}
 	s.mu.Unlock()
-	sort.Slice(procs, func(i, j int) bool { return procs[i].pid < procs[j].pid })
-	for _, p := range procs {
+	type labels struct{ pid, name string }
+	keys := make([]labels, len(procs))
+	latest := make(map[labels]*Process, len(procs)) // the latest process of each label pair
+	for i, p := range procs {
+		keys[i] = labels{p.pid, p.processName()}
+		latest[keys[i]] = p
+	}
+	kept := make([]*Process, 0, len(procs))
+	for i, p := range procs {
+		if latest[keys[i]] == p {
+			kept = append(kept, p)
+		}
+	}
+	sort.SliceStable(kept, func(i, j int) bool { return kept[i].pid < kept[j].pid })
+	for _, p := range kept {
 		p.collect(ch)
 	}
+}
+
+// processName is p's process label.
+func (p *Process) processName() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.name
 }
 
 func (p *Process) collect(ch chan<- prometheus.Metric) {

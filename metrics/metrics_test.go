@@ -14,6 +14,7 @@ import (
 
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/gcstats"
+	"github.com/clrgo/clrevents/internal/etltest"
 	"github.com/clrgo/clrevents/internal/racemode"
 	"github.com/clrgo/clrevents/internal/simruntime"
 	"github.com/clrgo/clrevents/internal/tracetest"
@@ -468,5 +469,81 @@ func TestSetAddETL(t *testing.T) {
 	}
 	if !maps.Equal(got, dotnet) {
 		t.Errorf("series for processes %v, want the .NET ones, named: %v", got, dotnet)
+	}
+}
+
+// TestSetAddReusedPID: in an ETW log, a process ID the system gave again
+// (a kernel Process/Start for an ID that has a process) is another
+// process, with series of its own under its own name; the earlier one's
+// stay. A program started again under its ID and name has one set of
+// series, the later process's (a registry refuses two of one labels).
+func TestSetAddReusedPID(t *testing.T) {
+	real := tracetest.Bytes(t, "../testdata/traces/gcevents.etl.zip")
+	r, err := trace.NewReader(bytes.NewReader(real))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := e.Timestamp() // the log's origin; 100 ns units
+	r.Close()
+	var evs [][]byte
+	ts := base
+	gcs := func(pid uint32, n int) {
+		for i := range n {
+			ts += 100
+			evs = append(evs, etltest.Runtime(&clrevents.GCStartV2{Count: uint32(i + 1)}, 5, pid, ts))
+		}
+	}
+	proc := func(op uint8, pid uint32, name string) {
+		ts += 100
+		evs = append(evs, etltest.Process(op, pid, ts, name))
+	}
+	proc(1, 10, "first.exe")
+	gcs(10, 2)
+	proc(1, 11, "app.exe")
+	gcs(11, 3)
+	proc(2, 10, "first.exe")
+	proc(1, 10, "second.exe")
+	gcs(10, 1)
+	proc(2, 11, "app.exe")
+	proc(1, 11, "app.exe")
+	gcs(11, 4)
+	log, err := etltest.Log(real, evs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = trace.NewReader(bytes.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	set := metrics.New(metrics.Options{})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(set)
+	for {
+		e, err := r.Next()
+		if err != nil {
+			break
+		}
+		if err := set.Add(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string]float64{}
+	for _, m := range gather(t, reg)["dotnet_events_total"].GetMetric() {
+		l := map[string]string{}
+		for _, p := range m.Label {
+			l[p.GetName()] = p.GetValue()
+		}
+		got[l["pid"]+" "+l["process"]] = m.GetCounter().GetValue()
+	}
+	// first.exe's: its two GCStart events and its Process/Stop; the
+	// later app.exe's: its four GCStart events.
+	want := map[string]float64{"10 first.exe": 3, "10 second.exe": 1, "11 app.exe": 4}
+	if !maps.Equal(got, want) {
+		t.Errorf("events by process %v, want %v", got, want)
 	}
 }
