@@ -1223,7 +1223,12 @@ func (r *Reader) readEventHeader() (payload, end int, stack []byte, err error) {
 		stack = b[so+4 : so+4+int(sn)]
 		return payload, end, stack, nil
 	case !r.compress:
-		hs := 84
+		// EventSize, MetadataId, SequenceNumber, ThreadId,
+		// CaptureThreadId, ProcessorNumber, StackId, TimeStamp, then
+		// ActivityID, RelatedActivityID, PayloadSize (V4, V5: 80 bytes)
+		// or LabelListId, PayloadSize (V6: 52); then the payload, and in
+		// V4/V5 zero padding to 4 bytes, which EventSize counts.
+		hs := 80
 		if r.ver == 6 {
 			hs = 52
 		}
