@@ -50,7 +50,9 @@
 //     events reference by index) and EndOfStreamBlock. Unknown V6 blocks are
 //     skipped, as the spec asks; so is a thread row's info of a kind a
 //     later minor version added (the rest of its row), and data in an
-//     EndOfStreamBlock that ends the input.
+//     EndOfStreamBlock that ends the input. A metadata row's EventId, a
+//     varuint32, is kept as its low 16 bits when it is larger, as
+//     TraceEvent keeps it (Metadata.EventID), and its events are read.
 //
 // Open also accepts a .zip archive holding one trace, as PerfView keeps
 // them, and a gzipped trace (.nettrace.gz); the content is decompressed

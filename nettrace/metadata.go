@@ -245,9 +245,8 @@ func parseMetadataV6(row []byte) (*Metadata, error) {
 	if c.bad {
 		return nil, curErr(c, "metadata header")
 	}
-	if id > 0xFFFF {
-		return nil, &metaErr{at: 0, msg: "event id " + strconv.FormatUint(uint64(id), 10) + " does not fit 16 bits"}
-	}
+	// A varuint32 that may exceed 16 bits: its low 16 bits, as
+	// TraceEvent keeps it (Metadata.EventID).
 	m.EventID = uint16(id)
 	fields, err := parseFieldsV6(c, 0)
 	if err != nil {

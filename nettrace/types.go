@@ -154,7 +154,7 @@ type Event struct {
 
 	Provider     string       // provider name, e.g. "Microsoft-Windows-DotNETRuntime"
 	ProviderGUID clrimpl.GUID // see ProviderGUID
-	ID           uint16       // event ID within the provider
+	ID           uint16       // event ID within the provider (see Metadata.EventID)
 	Version      uint8        // event version
 	Level        uint8        // from the metadata (V6: a label list may override it)
 	Opcode       uint8        // from the metadata (V6: a label list may override it); 0 if unknown
@@ -263,11 +263,15 @@ type Metadata struct {
 	ID           uint32       // the metadata ID events refer to
 	Provider     string       // provider name
 	ProviderGUID clrimpl.GUID // from the V6 ProviderGuid tag, else ProviderGUID(Provider)
-	EventID      uint16       // event ID within the provider
-	Version      uint8        // event version
-	Name         string       // event name; often empty for CLR events
-	Keywords     uint64       // keyword mask
-	Level        uint8        // 1 (critical) to 5 (verbose); 0 when not recorded
+	// EventID is the event's ID within the provider. The file holds 32
+	// bits (an int32 before V6, a varuint32 in V6); an event ID is 16
+	// bits, as in ETW, and a larger one is kept as its low 16 bits, as
+	// TraceEvent keeps it (70000 is 4464), with its events.
+	EventID  uint16
+	Version  uint8  // event version
+	Name     string // event name; often empty for CLR events
+	Keywords uint64 // keyword mask
+	Level    uint8  // 1 (critical) to 5 (verbose); 0 when not recorded
 	// Opcode is from the V5 opcode tag or V6 optional metadata; 0 when the
 	// trace does not say. (TraceEvent then takes Start or Stop from a
 	// suffix of the name, and so does package trace's Event.Opcode; this

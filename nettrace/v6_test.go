@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -403,5 +405,56 @@ func TestUncompressedIsSorted(t *testing.T) {
 	}
 	if len(got) != 2 || !got[0] || got[1] {
 		t.Errorf("IsSorted %v, want [true false]", got)
+	}
+}
+
+// TestV6EventIDAbove16Bits: a V6 metadata row's EventId is a varuint32,
+// and a writer may give one above 65535. TraceEvent keeps the row and its
+// events with the ID's low 16 bits (EventPipeMetadata.cs stores it as a
+// ushort); so does the reader. It took such a row for damage, and lost
+// every event that referred to it.
+func TestV6EventIDAbove16Bits(t *testing.T) {
+	for _, compress := range []bool{true, false} {
+		for _, o := range []Order{FileOrder, TimeOrder} {
+			w := newV6Writer(8, 0)
+			w.threads(wThread{index: 1, pid: 10, tid: 20})
+			w.metadata(wMeta{id: 1, provider: "BigIds", eventID: 70000, name: "E", fields: []Field{{Name: "V", Type: TypeInt32}}},
+				wMeta{id: 2, provider: "BigIds", eventID: 5, name: "Small", fields: []Field{{Name: "V", Type: TypeInt32}}},
+				wMeta{id: 3, provider: "BigIds", eventID: 1 << 31, name: "Huge"})
+			w.events(compress,
+				wEvent{meta: 1, seq: 1, thread: 1, capThread: 1, ts: 1_000_100, sorted: true, payload: []byte{1, 0, 0, 0}},
+				wEvent{meta: 2, seq: 2, thread: 1, capThread: 1, ts: 1_000_200, payload: []byte{2, 0, 0, 0}},
+				wEvent{meta: 1, seq: 3, thread: 1, capThread: 1, ts: 1_000_300, payload: []byte{3, 0, 0, 0}},
+				wEvent{meta: 3, seq: 4, thread: 1, capThread: 1, ts: 1_000_400},
+			)
+			r, err := NewReader(bytes.NewReader(w.end()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.SetOrder(o)
+			var got []string
+			for {
+				e, err := r.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatalf("compress %v, %v: after %v: %v", compress, o, got, err)
+				}
+				got = append(got, fmt.Sprintf("%s/%s id=%d meta=%d payload=% x", e.Provider, e.Name, e.ID, e.Metadata.EventID, e.Payload))
+			}
+			want := []string{
+				"BigIds/E id=4464 meta=4464 payload=01 00 00 00",
+				"BigIds/Small id=5 meta=5 payload=02 00 00 00",
+				"BigIds/E id=4464 meta=4464 payload=03 00 00 00",
+				"BigIds/Huge id=0 meta=0 payload=",
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("compress %v, %v: events\n got %q\nwant %q", compress, o, got, want)
+			}
+			if d := r.Damage(); len(d) != 0 {
+				t.Errorf("compress %v, %v: damage %v, want none", compress, o, d)
+			}
+		}
 	}
 }
