@@ -1172,9 +1172,27 @@ func (r *Reader) blockTimes() {
 // falls outside the block's range (blockTimes); outOfBlockErr is the error.
 func (r *Reader) outOfBlock() bool { return uint64(r.hdr.ts-r.tsLo) > ^r.tsSpanNot }
 
+// outOfBlockErr is outOfBlock's error. It gives the range the block's
+// header states, read from the header again (an error is rare, a block
+// is not), and, where the reader began the range at the session's start
+// instead (blockTimes: a header that states no range, or one that begins
+// before the start), that bound.
 func (r *Reader) outOfBlockErr(start int) error {
-	hi := r.tsLo + int64(^r.tsSpanNot)
-	return r.hdrErr(start, "timestamp %d is outside the block's range [%d, %d] that its header states", r.hdr.ts, r.tsLo, hi)
+	ts := r.hdr.ts
+	var lo, hi int64
+	if len(r.blk) >= 20 {
+		lo, hi = int64(binary.LittleEndian.Uint64(r.blk[4:])), int64(binary.LittleEndian.Uint64(r.blk[12:]))
+	}
+	// Above the range, its end is the header's; below it, its start is
+	// the header's unless the reader began it at the session's start.
+	if ts > r.tsLo || lo <= hi && lo == r.tsLo {
+		return r.hdrErr(start, "timestamp %d is outside the block's range [%d, %d] that its header states", ts, lo, hi)
+	}
+	states := "none"
+	if lo != 0 || hi != 0 {
+		states = fmt.Sprintf("[%d, %d]", lo, hi)
+	}
+	return r.hdrErr(start, "timestamp %d is before %d, the trace's sync time less a millisecond, where the reader begins the block's range (its header states %s)", ts, r.tsLo, states)
 }
 
 // readHeader decodes the event header at r.pos into r.hdr and returns where

@@ -117,20 +117,35 @@ func TestEventBeforeSessionStart(t *testing.T) {
 	if err != io.EOF || len(offs) != 9 {
 		t.Fatalf("intact: %d events, %v", len(offs), err)
 	}
+	// The error says what the block's header states and, where the
+	// reader began the range at the session's start instead, that bound
+	// (it gave that bound as the range the header states).
+	const floor = "4999990000, the trace's sync time less a millisecond, where the reader begins the block's range"
 	for _, c := range []struct {
 		name  string
 		times *[2]int64
+		first int64
+		msg   string
 	}{
-		{"a garbled wide range", &[2]int64{1, 1 << 62}},
-		{"no range", &[2]int64{0, 0}},
-		{"a range before the start", &[2]int64{1000, 1000}},
+		{"a garbled wide range", &[2]int64{1, 1 << 62}, 1000,
+			"timestamp 1000 is before " + floor + " (its header states [1, 4611686018427387904])"},
+		{"no range", &[2]int64{0, 0}, 1000,
+			"timestamp 1000 is before " + floor + " (its header states none)"},
+		{"a range before the start", &[2]int64{1000, 1000}, 1000,
+			"timestamp 1000 is before " + floor + " (its header states [1000, 1000])"},
+		{"a range that begins before the start", &[2]int64{sync - 100_000, sync + 600}, sync - 100_000,
+			"timestamp 4999900000 is before " + floor + " (its header states [4999900000, 5000000600])"},
+		{"above a range that begins before the start", &[2]int64{sync - 100_000, sync + 500}, sync + 550,
+			"timestamp 5000000550 is outside the block's range [4999900000, 5000000500] that its header states"},
+		{"below a range that begins after the start", &[2]int64{sync + 450, sync + 600}, sync + 400,
+			"timestamp 5000000400 is outside the block's range [5000000450, 5000000600] that its header states"},
 	} {
 		for _, o := range []Order{FileOrder, TimeOrder} {
 			name := fmt.Sprintf("%s, %v", c.name, o)
-			gotOffs, gotTimes, err := readTimes(t, sessionV6(sync, c.times, 1000), o)
+			gotOffs, gotTimes, err := readTimes(t, sessionV6(sync, c.times, c.first), o)
 			var de *DamageError
-			if !errors.As(err, &de) || len(de.Damage) != 1 || !strings.Contains(de.Damage[0].Err.Error(), "timestamp 1000 ") {
-				t.Errorf("%s: final error %v, want the block's damage at its first event", name, err)
+			if !errors.As(err, &de) || len(de.Damage) != 1 || !strings.HasSuffix(de.Damage[0].Err.Error(), ": "+c.msg) {
+				t.Errorf("%s: final error %v, want the block's damage at its first event: %s", name, err, c.msg)
 			}
 			want := slices.Concat(times[:3], times[6:])
 			if !slices.Equal(gotTimes, want) || len(gotOffs) != 6 {
