@@ -78,6 +78,18 @@ func (h *LogHeader) OSVersion() (major, minor int) {
 // buffers (EVENT_TRACE_COMPRESSED_MODE).
 func (h *LogHeader) Compressed() bool { return h.LogFileMode&0x04000000 != 0 }
 
+// Circular reports whether the log was written in circular mode
+// (EVENT_TRACE_FILE_MODE_CIRCULAR: PerfView's /CircularMB, xperf's
+// -FileMode Circular): once the file reached its size, each new buffer
+// took the place of the oldest one after the StartBuffers at its start,
+// so its buffers are not in the order they were written, and
+// BuffersWritten counts those overwritten too. The Reader reads each
+// processor's buffers of such a log in the order their headers' times
+// give, and does not take a count above the buffers the file holds for a
+// cut (as it does for a log short of its MaximumFileSize, which cannot
+// have wrapped).
+func (h *LogHeader) Circular() bool { return h.LogFileMode&0x2 != 0 }
+
 // parseLogHeader decodes the TRACE_LOGFILE_HEADER payload p of a header
 // event whose header type says pointer size hdrPtr.
 func parseLogHeader(h *LogHeader, p []byte, hdrPtr int) error {

@@ -1,6 +1,7 @@
 package etl
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -24,10 +25,14 @@ const (
 	// buffer's events first, then always the pending event with the
 	// smallest timestamp across processors (ties go to the buffer earlier
 	// in the file). Within one processor's stream events keep their file
-	// order. It needs random access (io.ReaderAt).
+	// order, but for a circular log that filled its file and wrapped,
+	// whose processor's buffers are read in the order their headers'
+	// times give (LogHeader.Circular). It needs random access
+	// (io.ReaderAt).
 	TimeOrder Order = iota
 	// FileOrder delivers events as they are stored: buffer by buffer in
-	// file order, each buffer's events in order. It needs only an
+	// file order, each buffer's events in order (a wrapped circular
+	// log's newest buffers before its oldest). It needs only an
 	// io.Reader and holds one buffer in memory.
 	FileOrder
 )
@@ -240,6 +245,9 @@ type bufInfo struct {
 	// the extent this buffer's header states (bytes were lost from this
 	// one); 0 otherwise. Damage to this buffer ends there.
 	cut int64
+	// ts is the time its header gives it (TimeStamp, when it was
+	// written), which orders a circular log's buffers (see scan).
+	ts int64
 }
 
 // stream is one sequence of buffers read in order: one processor's in
@@ -747,8 +755,18 @@ func (r *Reader) addDamage(d Damage) {
 	}
 }
 
+// wrapped reports whether the log, size bytes long, may be a circular log
+// whose file filled up, so that new buffers took the place of old ones: a
+// circular log (LogHeader.Circular) within a buffer of its maximum size,
+// or whose maximum the header does not state.
+func (r *Reader) wrapped(size int64) bool {
+	h := &r.hdr
+	return h.Circular() && (h.MaximumFileSize == 0 || size+int64(h.BufferSize) >= int64(h.MaximumFileSize)<<20)
+}
+
 // checkBufferCount notes a file that holds fewer buffers than the log
-// header says were written: it was cut. The buffers missing are counted
+// header says were written: it was cut (not a circular log that wrapped,
+// whose count includes the buffers it overwrote). The buffers missing are counted
 // on the damage that ends the file (a buffer cut short), or on a record
 // of their own when the file ends cleanly between two buffers. After a
 // header was searched for, the count of buffers seen is an estimate, and
@@ -756,12 +774,14 @@ func (r *Reader) addDamage(d Damage) {
 func (r *Reader) checkBufferCount() {
 	want := int(r.hdr.BuffersWritten)
 	seen := r.nbuf
-	if want <= 0 || seen >= want || r.resynced {
-		return
-	}
 	end := r.size
 	if r.order == FileOrder {
 		end = r.fileOff
+	}
+	if want <= 0 || seen >= want || r.resynced || r.wrapped(end) {
+		// A wrapped circular log's count includes the buffers it
+		// overwrote.
+		return
 	}
 	if n := len(r.damage); n > 0 && r.damage[n-1].Offset+r.damage[n-1].Length >= end {
 		r.damage[n-1].Missing = want - seen // the end is damaged already
@@ -1026,7 +1046,7 @@ func (r *Reader) scan(off int64) error {
 			continue
 		}
 		r.noteSize(bs)
-		info := bufInfo{index: i, off: off, size: int(bs), want: bs}
+		info := bufInfo{index: i, off: off, size: int(bs), want: bs, ts: int64(le.Uint64(h[16:]))}
 		if bs > left {
 			info.size, info.trunc = int(left), true
 		}
@@ -1043,6 +1063,15 @@ func (r *Reader) scan(off int64) error {
 		i++
 	}
 	r.nbuf = i
+	if r.wrapped(r.size) {
+		// Once a circular log's file was full, each buffer took the
+		// place of the oldest: a processor's buffers are read in the
+		// order they were written, by the times their headers give
+		// (stable: equal times keep the file's order).
+		for _, s := range r.streams[1:] {
+			slices.SortStableFunc(s.bufs, func(a, b bufInfo) int { return cmp.Compare(a.ts, b.ts) })
+		}
+	}
 	return nil
 }
 
