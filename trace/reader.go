@@ -395,6 +395,17 @@ func (r *Reader) Dropped() uint64 {
 	return 0
 }
 
+// LostBuffers returns, for an ETL log, how many whole buffers of events
+// its ETW session could not write (the log header's BuffersLost, of
+// merged logs the sum): their events, which no count gives, are not in
+// the trace, nor in Dropped. 0 for other traces.
+func (r *Reader) LostBuffers() uint64 {
+	if r.et != nil {
+		return uint64(r.et.Header().BuffersLost)
+	}
+	return 0
+}
+
 // Format returns the trace's format.
 func (r *Reader) Format() Format { return r.format }
 

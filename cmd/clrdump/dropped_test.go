@@ -61,3 +61,46 @@ func TestDropped(t *testing.T) {
 		t.Errorf("-n 1: exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestLostBuffers: whole buffers an ETW session could not write (the log
+// header's BuffersLost) are said as dropped events are, and the exit
+// status is 1; with lost events too, both are said.
+func TestLostBuffers(t *testing.T) {
+	log, err := etltest.Log(tracetest.Bytes(t, "../../testdata/traces/gcevents.etl.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := etl.NewFileOrderReader(bytes.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(log, first.Payload[:64])
+	// BuffersLost follows BootTime in a 64-bit TRACE_LOGFILE_HEADER: at
+	// 248+28 (TimeZone at 56+2×8, 172 bytes long; BootTime 8-aligned).
+	binary.LittleEndian.PutUint32(log[at+276:], 3)
+	if r, err := etl.NewFileOrderReader(bytes.NewReader(log)); err != nil || r.Header().BuffersLost != 3 {
+		t.Fatalf("the header's BuffersLost is not where the test wrote it: %v", err)
+	}
+	for _, c := range []struct {
+		events uint32
+		want   string
+	}{
+		{0, "the ETW session lost 3 buffers of events (as the log's header counts them)"},
+		{7, "the ETW session lost 7 events and 3 buffers of events (as the log's header counts them)"},
+	} {
+		binary.LittleEndian.PutUint32(log[at+48:], c.events)
+		name := filepath.Join(t.TempDir(), "lost.etl")
+		if err := os.WriteFile(name, log, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := "clrdump: " + name + ": " + c.want + ": they are not in the trace, nor in this output\n"
+		_, errs, code := dump(t, name)
+		if code != exitError || !strings.HasSuffix(errs, want) {
+			t.Errorf("exit %d, stderr %q; want 1 and %q", code, errs, want)
+		}
+	}
+}

@@ -54,14 +54,21 @@ func without(err, target error) error {
 // session's buffer was full) or, for an ETL log, its ETW session's. Call
 // it once the reader has read all it will.
 func withDropped(err error, r *trace.Reader) error {
-	n := r.Dropped()
-	if n == 0 {
+	n, bufs := r.Dropped(), r.LostBuffers()
+	if n == 0 && bufs == 0 {
 		return err
 	}
 	who := "the runtime dropped"
 	why := "its session's buffer was full"
+	what := numfmt.Count(int64(n), "event")
 	if r.Format() == trace.ETL {
 		who, why = "the ETW session lost", "as the log's header counts them"
+		switch {
+		case n == 0:
+			what = numfmt.Count(int64(bufs), "buffer") + " of events"
+		case bufs > 0:
+			what += " and " + numfmt.Count(int64(bufs), "buffer") + " of events"
+		}
 	}
-	return errors.Join(err, fmt.Errorf("%s: %s %s (%s): they are not in the trace, nor in this output", r.Name(), who, numfmt.Count(int64(n), "event"), why))
+	return errors.Join(err, fmt.Errorf("%s: %s %s (%s): they are not in the trace, nor in this output", r.Name(), who, what, why))
 }
