@@ -32,7 +32,13 @@ import (
 // thread in between (the thread was in user mode since) ends that.
 //
 // Stacks that come with their event (EventPipe's, and ETW's stack
-// extended data) need none of this: Event.Stack gives them. The zero
+// extended data) need none of this: Event.Stack gives them. But a
+// kernel-mode provider's (a Microsoft-Windows-Kernel-* provider enabled
+// with stacks) ends in the kernel: Windows logs its user-mode part when
+// the thread goes back to user mode, in an event of its own
+// (Microsoft-Windows-Kernel-EventTracing's event 18, opcode 24, for which
+// Add reports true), for every such event of the thread's stay, as
+// TraceEvent's TraceLog joins them; Stack gives the whole. The zero
 // value is ready to use; a Stacks holds every walk it was given (a few
 // dozen bytes each, plus their frames).
 type Stacks struct {
@@ -117,12 +123,43 @@ func (s *Stacks) Add(e *Event) bool {
 	if e.res.kernel != nil || e.r == nil {
 		return false // the kernel's other events: not the runtime's walks' business
 	}
-	if len(s.deferred) > 0 {
+	st := e.Stack()
+	if e.et.ProviderGUID == eventTracingGUID && e.et.ID == 18 && e.et.Opcode == 24 {
+		// The user-mode part of the thread's stay in the kernel, for the
+		// events before whose stacks ended in kernel mode.
+		if len(st) > 0 && e.et.ThreadID != 0xFFFFFFFF {
+			part := s.addPart(st)
+			for _, d := range s.deferred[e.et.ThreadID] {
+				if s.walks[d].user == 0 {
+					s.walks[d].user = part
+				}
+			}
+			delete(s.deferred, e.et.ThreadID)
+		}
+		return true
+	}
+	ptr := e.PointerSize()
+	if len(s.deferred) > 0 && (len(st) == 0 || !isKernelAddr(st[len(st)-1], ptr)) {
 		// A user-mode provider's event: its thread is in user mode, so
 		// a user-mode part to come belongs to a later stay in the kernel.
+		// (A kernel-mode provider's event, whose stack ends in the
+		// kernel, says nothing of that.)
 		if tid := e.et.ThreadID; tid != 0xFFFFFFFF {
 			delete(s.deferred, tid)
 		}
+	}
+	if n := len(st); n > 0 && isKernelAddr(st[n-1], ptr) {
+		// A kernel-mode provider's stack (its extended data) walked no
+		// further than the kernel: the user-mode part follows when the
+		// thread goes back to user mode.
+		if pid := e.ProcessID(); pid >= 0 && pid <= 0xFFFFFFFF {
+			w := s.walk(e.StackRef(), uint32(pid))
+			if s.walks[w].kernel == 0 {
+				s.walks[w].kernel = s.addPart(st)
+				s.deferUser(e.et.ThreadID, w)
+			}
+		}
+		return false
 	}
 	ref := e.decodeType()
 	if !ref.ok() {
@@ -161,6 +198,11 @@ func (s *Stacks) Add(e *Event) bool {
 }
 
 var stackWalkGUID = kernelevents.ProviderStackWalk.GUID()
+
+// eventTracingGUID is Microsoft-Windows-Kernel-EventTracing's, whose event
+// 18 (opcode 24) carries the user-mode part of the stacks of a kernel-mode
+// provider's events (ETW_TASK_STACK_TRACE, ETW_OPCODE_USER_MODE_STACK_TRACE).
+var eventTracingGUID = clrimpl.MustParseGUID("b675ec37-bdb6-4648-bc92-f3fdc74d3ca2")
 
 // add keeps a decoded StackWalk event.
 func (s *Stacks) add(v clrimpl.Event, ptrSize int) {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clrgo/clrevents/clrimpl"
+
 	"github.com/clrgo/clrevents/internal/etltest"
 	"github.com/clrgo/clrevents/internal/tracetest"
 	"github.com/clrgo/clrevents/trace"
@@ -260,5 +262,68 @@ func feedStacks(t *testing.T, events [][]byte, fn func(e *trace.Event, walk bool
 			t.Fatal(err)
 		}
 		fn(e, s.Add(e))
+	}
+}
+
+// TestKernelProviderStacks: a kernel-mode provider's events whose stacks
+// (extended data) end in the kernel get the user-mode part Windows logs
+// when the thread goes back to user mode (Kernel-EventTracing's event
+// 18, opcode 24), each of the thread's stay, as TraceEvent's TraceLog
+// joins them; Add reports that event as a stack's. A stack that reaches
+// user mode (a user-mode provider's, whose stack begins with the kernel's
+// logging frames) is whole, and an event of another thread, or of a
+// later stay, gets nothing more.
+func TestKernelProviderStacks(t *testing.T) {
+	const k1, k2, u1, u2 = 0xfffff80000001000, 0xfffff80000002000, 0x7ff000001000, 0x7ff000002000
+	provider := clrimpl.MustParseGUID("11111111-2222-3333-4444-555555555555")
+	tracing := clrimpl.MustParseGUID("b675ec37-bdb6-4648-bc92-f3fdc74d3ca2")
+	ev := func(id uint16, tid uint32, ts int64, frames ...uint64) []byte {
+		return etltest.WithStack(etltest.Event(provider, id, 0, 0, 0, tid, 1234, ts, nil), frames...)
+	}
+	log, err := etltest.Log(tracetest.Bytes(t, "../testdata/traces/gcevents.etl.zip"),
+		ev(1, 77, 100, k1, k2), // the kernel half: waits
+		ev(2, 77, 101, k2),     // another of the same stay
+		ev(3, 88, 102, k1),     // another thread's: gets nothing here
+		etltest.WithStack(etltest.Event(tracing, 18, 0, 24, 0, 77, 1234, 103, nil), u1, u2),
+		ev(4, 77, 104, k1, k2, u1), // a user-mode provider's: whole as it is
+		ev(5, 77, 105, k1),         // a later stay: nothing comes
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.NewReader(bytes.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var s trace.Stacks
+	refs := map[uint16]trace.StackRef{}
+	walks := 0
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Add(e) {
+			walks++
+		}
+		if e.ProviderGUID() == provider {
+			refs[e.ID()] = e.StackRef()
+		}
+	}
+	if walks != 1 {
+		t.Errorf("Add reported %d stack events, want 1 (event 18)", walks)
+	}
+	for id, want := range map[uint16][]uint64{1: {k1, k2, u1, u2}, 2: {k2, u1, u2}, 3: {k1}, 5: {k1}} {
+		got, _, ok := s.Stack(refs[id], nil)
+		if !ok || !slices.Equal(got, want) {
+			t.Errorf("event %d: stack %#x (%v), want %#x", id, got, ok, want)
+		}
+	}
+	if _, _, ok := s.Stack(refs[4], nil); ok {
+		t.Errorf("event 4, whose stack reached user mode, has a walk: Event.Stack is its whole")
 	}
 }

@@ -124,3 +124,20 @@ func Runtime(ev clrevents.Event, tid, pid uint32, ts int64) []byte {
 	info := ev.Info()
 	return Event(info.Provider.GUID(), info.ID, info.Version, uint8(info.Opcode), info.Task, tid, pid, ts, ev.Encode(nil, 8))
 }
+
+// WithStack returns ev, an event Event made, with a 64-bit stack trace
+// extended data item of frames, innermost first (as a provider enabled
+// with stacks logs one; its MatchId 0).
+func WithStack(ev []byte, frames ...uint64) []byte {
+	item := make([]byte, 8, 16+8*len(frames))
+	le.PutUint16(item[2:], etl.ExtStackTrace64)
+	le.PutUint16(item[6:], uint16(8+8*len(frames)))
+	item = le.AppendUint64(item, 0) // MatchId
+	for _, f := range frames {
+		item = le.AppendUint64(item, f)
+	}
+	out := append(append(append([]byte(nil), ev[:80]...), item...), ev[80:]...)
+	le.PutUint16(out[0:], uint16(len(out)))
+	le.PutUint16(out[4:], le.Uint16(out[4:])|etl.FlagExtendedInfo)
+	return out
+}
