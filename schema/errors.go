@@ -47,6 +47,9 @@ func (l *errList) add(pos Pos, what, format string, args ...any) {
 	l.errs = append(l.errs, &Error{Pos: pos, What: what, Msg: fmt.Sprintf(format, args...)})
 }
 
+// count is how many problems the list holds, skipped ones included.
+func (l *errList) count() int { return len(l.errs) + len(l.skipped) }
+
 func (l *errList) err() error { return errors.Join(l.errs...) }
 
 // skip reports an override that does not apply to the schema at hand (its

@@ -14,6 +14,10 @@ import (
 // (schema/overrides.yaml) and applied on top of the imported schema at every
 // generation. Each says why. An override that matches nothing, or that the
 // schema already satisfies, is an error: it has become stale and should go.
+//
+// Corrections of a template, and display names, carry to the newer versions
+// of the same event that no override names (see carry.go): a newer runtime
+// adds versions with symbols and templates of their own.
 type Overrides struct {
 	Entries []*Override `yaml:"overrides"`
 	File    string      `yaml:"-"`
@@ -181,6 +185,16 @@ func (o *Overrides) ApplyLenient(s *Schema) (skipped []error, err error) {
 
 func (o *Overrides) apply(s *Schema, lenient bool) ([]error, error) {
 	l := errList{lenient: lenient}
+	c := newCarrier(s)
+	// applyT applies a template correction and, when it applied,
+	// remembers it for carrying.
+	applyT := func(e *Override, p *Provider) {
+		n := l.count()
+		applyTemplateOp(e, p, &l)
+		if l.count() == n {
+			c.record(p, e)
+		}
+	}
 	for _, e := range o.Entries {
 		for _, pn := range e.Providers {
 			p := s.Provider(pn)
@@ -197,14 +211,10 @@ func (o *Overrides) apply(s *Schema, lenient bool) ([]error, error) {
 				for _, tid := range e.Templates {
 					one := *e
 					one.Template = tid
-					applyField(&one, p, &l)
+					applyT(&one, p)
 				}
-			case e.Template != "" && len(e.Fields) > 0:
-				applyFields(e, p, &l)
-			case e.Template != "" && e.InsertAfter != "":
-				applyInsert(e, p, &l)
 			case e.Template != "":
-				applyField(e, p, &l)
+				applyT(e, p)
 			case len(e.FamilyNames) > 0:
 				applyFamilyNames(e, p, &l)
 			case len(e.DisplayNames) > 0:
@@ -214,6 +224,10 @@ func (o *Overrides) apply(s *Schema, lenient bool) ([]error, error) {
 			}
 		}
 	}
+	if err := l.err(); err != nil {
+		return l.skipped, err
+	}
+	c.carry(s, &l)
 	if err := l.err(); err != nil {
 		return l.skipped, err
 	}
