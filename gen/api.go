@@ -84,3 +84,44 @@ func apiFields(api map[string]string, owner string, s *scopeIR) {
 		api[owner+"."+f.goName] = b.String()
 	}
 }
+
+// APITypes gives the Go type of each field API lists, an event type's or a
+// family's ("GCGlobalHeapHistoryV4.Reason" → "GCReason",
+// "GCGlobalHeapFields.HasValues" → "bool"). A field whose Go type changes
+// may break code that uses it even where API's description reads alike: a
+// named enum type and its integer type do not mix (f.Reason == GCReasonInduced
+// does not compile once Reason is a uint32).
+func APITypes(m *schema.Model) (map[string]string, error) {
+	ir, err := buildIR(m)
+	if err != nil {
+		return nil, err
+	}
+	types := map[string]string{}
+	var scope func(owner string, s *scopeIR)
+	scope = func(owner string, s *scopeIR) {
+		for _, f := range s.fields {
+			typ, _ := memberType(f)
+			if f.elem != nil {
+				typ = f.elem.view
+				scope(f.elem.goName, f.elem.scope)
+			}
+			types[owner+"."+f.goName] = typ
+		}
+	}
+	for _, p := range ir.providers {
+		for _, ev := range p.events {
+			if ev.scope != nil {
+				scope(ev.goName, ev.scope)
+			}
+		}
+	}
+	for _, fam := range ir.families {
+		for _, ff := range fam.fields {
+			types[fam.fieldsT+"."+ff.goName] = ff.typ
+			if ff.optional {
+				types[fam.fieldsT+"."+ff.hasName] = "bool"
+			}
+		}
+	}
+	return types, nil
+}

@@ -22,7 +22,10 @@ func (g *pkgIR) eventType(f *File, ev *eventIR) {
 	f.Type().Id(ev.goName).Struct(structFields(ev.scope)...)
 	f.Line()
 	for _, fl := range ev.scope.fields {
-		if fl.elem != nil {
+		switch {
+		case fl.elem != nil && fl.elem.canon != nil:
+			elemAliases(f, ev, fl)
+		case fl.elem != nil:
 			g.elemTypes(f, ev, fl)
 		}
 	}
@@ -252,6 +255,33 @@ func (g *pkgIR) elemTypes(f *File, ev *eventIR, fl *fieldIR) {
 	} else {
 		g.iterView(f, ev, fl)
 	}
+}
+
+// elemAliases emits a struct array's element type and view as aliases of
+// the identical types of an older member of the family (elemIR.canon),
+// and its constructor as a call of theirs:
+//
+//	type XV5ValuesElem = XV4ValuesElem
+//	type XV5ValuesArray = XV4ValuesArray
+//	func XV5ValuesArrayOf(elems ...XV5ValuesElem) XV5ValuesArray { return XV4ValuesArrayOf(elems...) }
+func elemAliases(f *File, ev *eventIR, fl *fieldIR) {
+	el, c := fl.elem, fl.elem.canon
+	f.Comment(fmt.Sprintf("%s is one element of %s.%s: the same type as %s.", el.goName, ev.goName, fl.goName, c.goName))
+	f.Type().Id(el.goName).Op("=").Id(c.goName)
+	f.Line()
+	for _, sub := range el.scope.fields {
+		if sub.elem != nil {
+			elemAliases(f, ev, sub)
+		}
+	}
+	f.Comment(fmt.Sprintf("%s is the %s array of %s: the same type as %s.", el.view, fl.lf.Name, ev.le.Symbol, c.view))
+	f.Type().Id(el.view).Op("=").Id(c.view)
+	f.Line()
+	f.Comment(fmt.Sprintf("%sOf builds a %s holding elems (encoded with 8-byte pointers), as %sOf does.", el.view, el.view, c.view))
+	f.Func().Id(el.view + "Of").Params(Id("elems").Op("...").Id(el.goName)).Id(el.view).Block(
+		Return(Id(c.view + "Of").Call(Id("elems").Op("..."))),
+	)
+	f.Line()
 }
 
 // arrayView emits the view of a fixed-size-element struct array:

@@ -417,7 +417,7 @@ func memberType(f *fieldIR) (typ, under string) {
 	lf := f.lf
 	switch {
 	case f.elem != nil:
-		return f.elem.view, ""
+		return f.elem.typeView(), ""
 	case lf.IsArray():
 		t, _ := arrayType(lf.Kind)
 		return t, ""

@@ -27,6 +27,7 @@ var goldenCases = []string{
 	"struct_variable", // struct array with a string and a counted array per element
 	"struct_fixed",    // struct array of fixed elements holding pointers
 	"struct_aligned",  // struct elements with C natural alignment (padding only at 8-byte pointers)
+	"struct_shared",   // newer versions (and an event sharing a template) carrying the same struct: aliases of the older types
 	"binary_length",   // win:Binary with length=, UnicodeString with length=
 	"versions",        // V0 → V1 → V2 of one event
 	"map_two_intypes", // one valueMap read as UInt8 and UInt32; a bitMap

@@ -96,6 +96,18 @@ type elemIR struct {
 	fixed  bool
 	scope  *scopeIR
 	min    int // smallest possible element, bytes
+	// canon, when set, is the identical element type of an older member
+	// of the same family (shareElems): goName and view are then aliases
+	// of its types, and its constructor wraps canon's.
+	canon *elemIR
+}
+
+// typeView is the Go type the view is: its own, or its canon's.
+func (el *elemIR) typeView() string {
+	if el.canon != nil {
+		return el.canon.view
+	}
+	return el.view
 }
 
 func buildIR(m *schema.Model) (*pkgIR, error) {
@@ -205,6 +217,7 @@ func buildIR(m *schema.Model) (*pkgIR, error) {
 		}
 		p.providers = append(p.providers, pr)
 	}
+	p.shareElems()
 	p.buildFamilies(&n)
 	if len(n.errs) > 0 {
 		return nil, errors.Join(n.errs...)
@@ -404,4 +417,83 @@ func sortedFiles(m map[string][]*eventIR) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// shareElems makes a struct field's element type the same Go type as the
+// first identical one (same field path, same layout, names, kinds and
+// enums) among the events of its provider and family, in table order (by
+// event ID, then version): the newer versions of an event that carry the
+// same struct get aliases of the older version's types, under names of
+// their own, so that the family keeps the field and code that handles one
+// version's elements handles the others'. Names are per event as always;
+// only what they stand for is shared.
+func (p *pkgIR) shareElems() {
+	for _, pr := range p.providers {
+		first := map[string]*elemIR{}
+		for _, ev := range pr.events {
+			if ev.le.Template == nil {
+				continue
+			}
+			fk := familyKey(ev.le.Template.TID)
+			for _, f := range ev.scope.fields {
+				if f.elem == nil {
+					continue
+				}
+				k := fk + "\x00" + f.goName + "\x00" + elemSig(f)
+				if c := first[k]; c != nil {
+					shareElem(f.elem, c)
+				} else {
+					first[k] = f.elem
+				}
+			}
+		}
+	}
+}
+
+// shareElem makes el an alias of c, and its nested element types aliases
+// of c's (identical, as their signatures are).
+func shareElem(el, c *elemIR) {
+	el.canon = c
+	for i, f := range el.scope.fields {
+		if f.elem != nil {
+			shareElem(f.elem, c.scope.fields[i].elem)
+		}
+	}
+}
+
+// elemSig describes everything about a struct field's elements that the
+// emitters read: two fields with one signature have identical element
+// types.
+func elemSig(f *fieldIR) string {
+	var b strings.Builder
+	lf := f.lf
+	fmt.Fprintf(&b, "{fixed %v size %v prefix %d tail %v min %d", lf.ElemFixed, lf.ElemSize, lf.ElemPrefix, lf.ElemTail, f.elem.min)
+	for _, sf := range f.elem.scope.fields {
+		l := sf.lf
+		fmt.Fprintf(&b, "; %s %s %q %q %v hex %v walk %v", sf.goName, l.Name, l.InType, l.OutType, l.Kind, l.Hex, l.Walk)
+		if sf.enum != nil {
+			fmt.Fprintf(&b, " enum %s", sf.enum.goType)
+		}
+		fmt.Fprintf(&b, " count %s length %s fixed %v size %v offset %v pad %v", refSig(l.Count), refSig(l.Length), l.Fixed, l.Size, l.Offset, l.PadBefore)
+		for _, c := range l.Counts {
+			fmt.Fprintf(&b, " counts %s", c.Name)
+		}
+		if sf.elem != nil {
+			b.WriteString(" elem " + elemSig(sf))
+		}
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+func refSig(r schema.Ref) string {
+	switch {
+	case !r.Set:
+		return "-"
+	case r.Rest:
+		return "rest"
+	case r.Field != nil:
+		return "field " + r.Field.Name
+	}
+	return fmt.Sprint(r.Lit)
 }

@@ -215,3 +215,47 @@ func TestNewVersionNotAnExtension(t *testing.T) {
 		}
 	}
 }
+
+// TestNewVersionKeepsFamilyStruct: a newer version carrying the same struct
+// as the older one (GCGlobalHeapHistory_V5's Values, as V4's) gets aliases of
+// the older version's element types, so that the family keeps the field, of
+// the type it had, and the names stand as they were.
+func TestNewVersionKeepsFamilyStruct(t *testing.T) {
+	m, _, err := gen.LoadWith(gen.LoadConfig{
+		Schema:    withVersions(t, futureV5),
+		Extra:     []string{gen.BuiltinExtra},
+		Overrides: gen.BuiltinOverrides,
+		Strict:    true,
+		Subset:    schema.Subset{Events: []string{"GCGlobalHeap*"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := gen.Generate(m, gen.Config{Package: "gcev", Sources: "future"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams := goFamilies(t, files)
+	for k, want := range map[string]string{
+		"GCGlobalHeapFields.Values":    "GCGlobalHeapHistoryV4ValuesArray",
+		"GCGlobalHeapFields.HasValues": "bool",
+		"GCGlobalHeapFields.Reason":    "GCReason",
+	} {
+		if got := fams.fields[k]; got != want {
+			t.Errorf("%s is %q, want %q", k, got, want)
+		}
+	}
+	src := string(files["runtime_garbagecollection_gen.go"])
+	for _, decl := range []string{
+		"type GCGlobalHeapHistoryV4ValuesElem struct {",
+		"type GCGlobalHeapHistoryV4ValuesArray struct {",
+		"func GCGlobalHeapHistoryV4ValuesArrayOf(",
+		"type GCGlobalHeapHistoryV5ValuesElem = GCGlobalHeapHistoryV4ValuesElem\n",
+		"type GCGlobalHeapHistoryV5ValuesArray = GCGlobalHeapHistoryV4ValuesArray\n",
+		"func GCGlobalHeapHistoryV5ValuesArrayOf(elems ...GCGlobalHeapHistoryV5ValuesElem) GCGlobalHeapHistoryV5ValuesArray {",
+	} {
+		if !strings.Contains(src, "\n"+decl) {
+			t.Errorf("the generated package lacks %q", decl)
+		}
+	}
+}

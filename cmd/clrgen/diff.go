@@ -63,33 +63,44 @@ func runDiff(c *command, args []string, stdout, stderr io.Writer) int {
 // writeAPIDiff writes what regenerating from newPath instead of oldPath
 // does to the names of the package generate makes, with its built-in
 // overrides (gen.API): the names that go, which break code that uses
-// them; the names that stand for something else, which code still
+// them; the fields whose Go type changes (gen.APITypes), which may break
+// it; the names that stand for something else, which code still
 // compiles with and which then do another thing (an event type that
 // decodes another event, a field of another type, a constant of another
 // value); and how many are new. Nothing when the names stand as they
 // were.
 func writeAPIDiff(w io.Writer, oldPath, newPath string) error {
-	api := func(path string) (map[string]string, error) {
+	api := func(path string) (api, types map[string]string, err error) {
 		m, _, err := gen.LoadWith(gen.LoadConfig{Schema: path, Overrides: gen.BuiltinOverrides})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return gen.API(m)
+		if api, err = gen.API(m); err != nil {
+			return nil, nil, err
+		}
+		types, err = gen.APITypes(m)
+		return api, types, err
 	}
-	oldAPI, err := api(oldPath)
+	oldAPI, oldTypes, err := api(oldPath)
 	if err != nil {
 		return err
 	}
-	newAPI, err := api(newPath)
+	newAPI, newTypes, err := api(newPath)
 	if err != nil {
 		return err
 	}
-	var gone, changed, added []string
+	var gone, retyped, changed, added []string
 	for name, was := range oldAPI {
 		now, ok := newAPI[name]
 		switch {
 		case !ok:
 			gone = append(gone, fmt.Sprintf("  - %s: %s\n", name, was))
+		case oldTypes[name] != newTypes[name]:
+			l := fmt.Sprintf("  ~ %s: %s, now %s", name, was, now)
+			if was != oldTypes[name] || now != newTypes[name] {
+				l += fmt.Sprintf(" (Go type %s, now %s)", oldTypes[name], newTypes[name])
+			}
+			retyped = append(retyped, l+"\n")
 		case now != was:
 			changed = append(changed, fmt.Sprintf("  ~ %s: %s, now %s\n", name, was, now))
 		}
@@ -99,16 +110,21 @@ func writeAPIDiff(w io.Writer, oldPath, newPath string) error {
 			added = append(added, name)
 		}
 	}
-	if len(gone)+len(changed)+len(added) == 0 {
+	if len(gone)+len(retyped)+len(changed)+len(added) == 0 {
 		return nil
 	}
 	sort.Strings(gone)
+	sort.Strings(retyped)
 	sort.Strings(changed)
 	sort.Strings(added)
 	fmt.Fprintf(w, "Go names (as generate makes them, with the built-in overrides):\n")
 	if len(gone) > 0 {
 		fmt.Fprintf(w, "%d gone: code that uses them no longer compiles\n", len(gone))
 		io.WriteString(w, strings.Join(gone, ""))
+	}
+	if len(retyped) > 0 {
+		fmt.Fprintf(w, "%d of another Go type: code that uses them may no longer compile (a named enum type and its integer type do not mix), or does another thing\n", len(retyped))
+		io.WriteString(w, strings.Join(retyped, ""))
 	}
 	if len(changed) > 0 {
 		fmt.Fprintf(w, "%d that stand for something else: code that uses them compiles, and does another thing\n", len(changed))

@@ -272,15 +272,16 @@ func TestDiffReal(t *testing.T) {
 		"  - GCRootKindOther: GCRootKind(3)",
 		"  - RuntimeFusionKeyword: keyword 0x4 of Microsoft-Windows-DotNETRuntime",
 		"  - GCPerHeapHistoryFields.Values: GCPerHeapHistoryValuesArray",
-		"21 that stand for something else: code that uses them compiles, and does another thing",
+		"8 of another Go type: code that uses them may no longer compile (a named enum type and its integer type do not mix), or does another thing",
+		"  ~ MethodJitInliningFailed.FailReason: ansi, now utf16 (Go type Ansi, now UTF16)",
+		"  ~ GCGlobalHeapFields.Reason: PrivateGCReason, now GCReason\n",
+		"13 that stand for something else: code that uses them compiles, and does another thing",
 		"  ~ MethodJitInliningFailed: Microsoft-Windows-DotNETRuntime event 186 v0 (MethodJitInliningFailed, shown as Method/InliningFailed), now Microsoft-Windows-DotNETRuntime event 192 v0 (MethodJitInliningFailed, shown as Method/InliningFailed)",
-		"  ~ MethodJitInliningFailed.FailReason: ansi, now utf16",
 		"  ~ GCRootKind: enum of uint8, now enum of uint32",
 		// Family kinds, provider constants and display names, which
 		// the diff did not look at.
 		"  ~ KindAppDomainLoad: AppDomainLoadUnloadKind(1): AppDomainLoad, now AppDomainLoadUnloadKind(5): AppDomainLoad",
 		"  ~ ProviderRuntime: Provider(0): Microsoft-Windows-DotNETRuntime, now Provider(1): Microsoft-Windows-DotNETRuntime",
-		"  ~ GCGlobalHeapFields.Reason: PrivateGCReason, now GCReason",
 		"  ~ PrvDestroyGCHandle: Microsoft-Windows-DotNETRuntimePrivate event 195 v0 (PrvDestroyGCHandle, shown as GC/DestoryGCHandle), now Microsoft-Windows-DotNETRuntimePrivate event 195 v0 (PrvDestroyGCHandle, shown as GC/DestroyGCHandle)",
 		"1068 new (fields included): AllocationSampled, ",
 	} {
@@ -339,5 +340,45 @@ func TestList(t *testing.T) {
 	st, stdout, stderr = clrgen("list", "-schema", brokenMan)
 	if st != 1 || stdout != "" || !strings.HasPrefix(stderr, "count_missing.man:25: ") {
 		t.Errorf("list of broken: status %d, stdout %q, stderr %q", st, stdout, stderr)
+	}
+}
+
+// editedManifest writes the shipped manifest with old replaced by new (once,
+// where it must occur) under a name of its own, and returns its path.
+func editedManifest(t *testing.T, name, old, new string) string {
+	t.Helper()
+	data, err := os.ReadFile(shippedManifest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(old)) {
+		t.Fatalf("the shipped manifest lacks %q", old)
+	}
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, bytes.Replace(data, []byte(old), []byte(new), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestDiffEnumToInteger: a field that goes from a named enum type to its
+// integer type keeps its name, but code that compares it with the enum's
+// constants no longer compiles; the diff must not say it does.
+func TestDiffEnumToInteger(t *testing.T) {
+	newer := editedManifest(t, "ClrEtwAll.nomap.man",
+		`<data name="BucketKind" inType="win:UInt16" map="GCBucketKindMap" />`,
+		`<data name="BucketKind" inType="win:UInt16" />`)
+	st, stdout, stderr := clrgen("diff", shippedManifest(t), newer)
+	if st != 1 || stderr != "" {
+		t.Fatalf("status %d, stderr %q", st, stderr)
+	}
+	_, goPart, _ := strings.Cut(stdout, "Go names")
+	want := "1 of another Go type: code that uses them may no longer compile (a named enum type and its integer type do not mix), or does another thing\n" +
+		"  ~ GCFitBucketInfo.BucketKind: uint16 as GCBucketKind, now uint16 (Go type GCBucketKind, now uint16)\n"
+	if !strings.Contains(goPart, want) {
+		t.Errorf("the diff's Go names lack\n%s\nhave:\n%s", want, goPart)
+	}
+	if _, compiles, _ := strings.Cut(goPart, "code that uses them compiles"); strings.Contains(compiles, "GCFitBucketInfo.BucketKind:") {
+		t.Errorf("the diff says code that uses GCFitBucketInfo.BucketKind still compiles:\n%s", goPart)
 	}
 }
