@@ -264,6 +264,7 @@ func buildScope(fs []*schema.LField, prefix int, size schema.Size, owner, typeNa
 			}
 			n.declare(el.goName, owner+": struct "+lf.Name, lf.Pos)
 			n.declare(el.view, owner+": struct "+lf.Name, lf.Pos)
+			n.declare(el.view+"Of", owner+": struct "+lf.Name+", constructor "+el.view+"Of", lf.Pos)
 			el.scope = buildScope(lf.Elem, lf.ElemPrefix, lf.ElemSize, owner+": struct "+lf.Name, el.goName, maps, n)
 			el.scope.tail = lf.ElemTail
 			el.min = lf.ElemSize.At(4)
