@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -82,8 +83,15 @@ func runGenerate(c *command, args []string, stdout, stderr io.Writer) int {
 		}
 		cfg.Subset.Keywords = k
 	}
-	if err := cfg.Subset.Check(); err != nil {
-		return usageError(c, stderr, "%v", err)
+	for _, fl := range []struct {
+		name  string
+		globs globList
+	}{{"providers", providers}, {"events", events}} {
+		for _, g := range fl.globs {
+			if _, err := path.Match(g, ""); err != nil { // the syntax schema.Subset takes
+				return usageError(c, stderr, "-%s %q: bad glob: %v", fl.name, g, err)
+			}
+		}
 	}
 	start := time.Now()
 	m, skipped, err := gen.LoadWith(cfg)

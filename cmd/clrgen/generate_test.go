@@ -109,7 +109,8 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"-schema", "../../schema/clr.yaml", "-events", "NoSuchEvent*", "-package", "x", "-o", dir}, 1, "clr.yaml: the subset (events NoSuchEvent*) selects no event"},
 		{[]string{"-keywords", "zz", "-package", "x", "-o", dir}, 2, `-keywords "zz"`},
 		{[]string{"-keywords", "0x1ffffffffffffffffff", "-package", "x", "-o", dir}, 2, `-keywords "0x1ffffffffffffffffff" is more than a 64-bit mask holds`},
-		{[]string{"-events", "[", "-package", "x", "-o", dir}, 2, `bad glob "["`},
+		{[]string{"-events", "[", "-package", "x", "-o", dir}, 2, `clrgen generate: -events "[": bad glob: syntax error in pattern`},
+		{[]string{"-providers", "*Runtime,[", "-package", "x", "-o", dir}, 2, `clrgen generate: -providers "[": bad glob: syntax error in pattern`},
 	} {
 		st, _, stderr := clrgen(append([]string{"generate"}, c.args...)...)
 		if st != c.status || !strings.Contains(stderr, c.want) {
