@@ -125,3 +125,28 @@ func APITypes(m *schema.Model) (map[string]string, error) {
 	}
 	return types, nil
 }
+
+// APICarriers lists, for each family field API lists ("GCStartFields.Depth"),
+// the member types that carry it, and for each family's fields type
+// ("GCStartFields") every member type, each list in table order. A member
+// that carried a field and no longer does decodes with HasX false and X
+// zero: code that reads the field still compiles and reads nothing.
+func APICarriers(m *schema.Model) (map[string][]string, error) {
+	ir, err := buildIR(m)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, fam := range ir.families {
+		for _, ev := range fam.members {
+			out[fam.fieldsT] = append(out[fam.fieldsT], ev.goName)
+		}
+		for _, ff := range fam.fields {
+			k := fam.fieldsT + "." + ff.goName
+			for _, ev := range ff.in {
+				out[k] = append(out[k], ev.goName)
+			}
+		}
+	}
+	return out, nil
+}

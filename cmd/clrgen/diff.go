@@ -70,26 +70,49 @@ func runDiff(c *command, args []string, stdout, stderr io.Writer) int {
 // value); and how many are new. Nothing when the names stand as they
 // were.
 func writeAPIDiff(w io.Writer, oldPath, newPath string) error {
-	api := func(path string) (api, types map[string]string, err error) {
-		m, _, err := gen.LoadWith(gen.LoadConfig{Schema: path, Overrides: gen.BuiltinOverrides})
+	// As generate makes the package with its defaults: the built-in
+	// extra providers (which take provider constants) and overrides.
+	api := func(path string) (api, types map[string]string, carriers map[string][]string, err error) {
+		m, _, err := gen.LoadWith(gen.LoadConfig{Schema: path, Extra: []string{gen.BuiltinExtra}, Overrides: gen.BuiltinOverrides})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if api, err = gen.API(m); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		types, err = gen.APITypes(m)
-		return api, types, err
+		if types, err = gen.APITypes(m); err != nil {
+			return nil, nil, nil, err
+		}
+		carriers, err = gen.APICarriers(m)
+		return api, types, carriers, err
 	}
-	oldAPI, oldTypes, err := api(oldPath)
+	oldAPI, oldTypes, oldCarriers, err := api(oldPath)
 	if err != nil {
 		return err
 	}
-	newAPI, newTypes, err := api(newPath)
+	newAPI, newTypes, newCarriers, err := api(newPath)
 	if err != nil {
 		return err
 	}
-	var gone, retyped, changed, added []string
+	var gone, retyped, changed, added, lost []string
+	// A family field that members of both packages carried and no longer
+	// carry: HasX is false for them now, and X reads zero.
+	for name, was := range oldCarriers {
+		fam, _, isField := strings.Cut(name, ".")
+		now, ok := newCarriers[name]
+		if !isField || !ok {
+			continue // a family, or a field that is gone
+		}
+		var left []string
+		for _, ev := range was {
+			if contains(newCarriers[fam], ev) && !contains(now, ev) {
+				left = append(left, ev)
+			}
+		}
+		if len(left) > 0 {
+			lost = append(lost, fmt.Sprintf("  ~ %s: no longer carried by %s (carried by %s)\n", name, strings.Join(left, ", "), strings.Join(now, ", ")))
+		}
+	}
 	for name, was := range oldAPI {
 		now, ok := newAPI[name]
 		switch {
@@ -110,9 +133,10 @@ func writeAPIDiff(w io.Writer, oldPath, newPath string) error {
 			added = append(added, name)
 		}
 	}
-	if len(gone)+len(retyped)+len(changed)+len(added) == 0 {
+	if len(gone)+len(retyped)+len(changed)+len(added)+len(lost) == 0 {
 		return nil
 	}
+	sort.Strings(lost)
 	sort.Strings(gone)
 	sort.Strings(retyped)
 	sort.Strings(changed)
@@ -130,13 +154,24 @@ func writeAPIDiff(w io.Writer, oldPath, newPath string) error {
 		fmt.Fprintf(w, "%d that stand for something else: code that uses them compiles, and does another thing\n", len(changed))
 		io.WriteString(w, strings.Join(changed, ""))
 	}
+	if len(lost) > 0 {
+		fmt.Fprintf(w, "%d carried by fewer members: code that uses them compiles, and finds HasX false and X zero for those members\n", len(lost))
+		io.WriteString(w, strings.Join(lost, ""))
+	}
 	if len(added) > 0 {
-		// The new types and constants by name, not their fields.
+		// The new types and constants by name, and the new fields of
+		// types that were there before (a new type's fields go with it).
+		had := map[string]bool{} // the types of the old package, element types included
+		for n := range oldAPI {
+			owner, _, _ := strings.Cut(n, ".")
+			had[owner] = true
+		}
 		var top []string
 		for _, n := range added {
-			if !strings.Contains(n, ".") {
-				top = append(top, n)
+			if owner, _, isField := strings.Cut(n, "."); isField && !had[owner] {
+				continue
 			}
+			top = append(top, n)
 		}
 		const most = 24
 		more := ""
@@ -147,4 +182,13 @@ func writeAPIDiff(w io.Writer, oldPath, newPath string) error {
 		fmt.Fprintf(w, "%d new (fields included): %s%s\n", len(added), strings.Join(top, ", "), more)
 	}
 	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

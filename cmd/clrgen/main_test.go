@@ -281,7 +281,8 @@ func TestDiffReal(t *testing.T) {
 		// Family kinds, provider constants and display names, which
 		// the diff did not look at.
 		"  ~ KindAppDomainLoad: AppDomainLoadUnloadKind(1): AppDomainLoad, now AppDomainLoadUnloadKind(5): AppDomainLoad",
-		"  ~ ProviderRuntime: Provider(0): Microsoft-Windows-DotNETRuntime, now Provider(1): Microsoft-Windows-DotNETRuntime",
+		// With the built-in extra providers, as generate numbers them.
+		"  ~ ProviderRuntime: Provider(2): Microsoft-Windows-DotNETRuntime, now Provider(3): Microsoft-Windows-DotNETRuntime",
 		"  ~ PrvDestroyGCHandle: Microsoft-Windows-DotNETRuntimePrivate event 195 v0 (PrvDestroyGCHandle, shown as GC/DestoryGCHandle), now Microsoft-Windows-DotNETRuntimePrivate event 195 v0 (PrvDestroyGCHandle, shown as GC/DestroyGCHandle)",
 		"1068 new (fields included): AllocationSampled, ",
 	} {
@@ -343,31 +344,43 @@ func TestList(t *testing.T) {
 	}
 }
 
-// editedManifest writes the shipped manifest with old replaced by new (once,
-// where it must occur) under a name of its own, and returns its path.
-func editedManifest(t *testing.T, name, old, new string) string {
+// editedManifest writes the shipped manifest with edits made under a name
+// of its own, and returns its path. Each edit replaces the first old (which
+// must occur) after its anchor ("" for the start).
+func editedManifest(t *testing.T, name string, edits ...struct{ anchor, old, new string }) string {
 	t.Helper()
 	data, err := os.ReadFile(shippedManifest(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(data, []byte(old)) {
-		t.Fatalf("the shipped manifest lacks %q", old)
+	text := string(data)
+	for _, e := range edits {
+		a := strings.Index(text, e.anchor)
+		i := -1
+		if a >= 0 {
+			i = strings.Index(text[a:], e.old)
+		}
+		if i < 0 {
+			t.Fatalf("the shipped manifest lacks %q after %q", e.old, e.anchor)
+		}
+		text = text[:a+i] + e.new + text[a+i+len(e.old):]
 	}
 	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, bytes.Replace(data, []byte(old), []byte(new), 1), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
+type edit = struct{ anchor, old, new string }
+
 // TestDiffEnumToInteger: a field that goes from a named enum type to its
 // integer type keeps its name, but code that compares it with the enum's
 // constants no longer compiles; the diff must not say it does.
 func TestDiffEnumToInteger(t *testing.T) {
-	newer := editedManifest(t, "ClrEtwAll.nomap.man",
+	newer := editedManifest(t, "ClrEtwAll.nomap.man", edit{"",
 		`<data name="BucketKind" inType="win:UInt16" map="GCBucketKindMap" />`,
-		`<data name="BucketKind" inType="win:UInt16" />`)
+		`<data name="BucketKind" inType="win:UInt16" />`})
 	st, stdout, stderr := clrgen("diff", shippedManifest(t), newer)
 	if st != 1 || stderr != "" {
 		t.Fatalf("status %d, stderr %q", st, stderr)
@@ -380,5 +393,31 @@ func TestDiffEnumToInteger(t *testing.T) {
 	}
 	if _, compiles, _ := strings.Cut(goPart, "code that uses them compiles"); strings.Contains(compiles, "GCFitBucketInfo.BucketKind:") {
 		t.Errorf("the diff says code that uses GCFitBucketInfo.BucketKind still compiles:\n%s", goPart)
+	}
+}
+
+// TestDiffFamilyFields: the audit's mod.man, GCStart_V2 with Depth renamed
+// GCDepth and Count widened. The family field Depth stays (GCStartV1 carries
+// it), but GCStartV2 events now decode with HasDepth false: the diff says
+// so, and lists the new fields of the types that were there.
+func TestDiffFamilyFields(t *testing.T) {
+	const v2 = `<template tid="GCStart_V2">`
+	newer := editedManifest(t, "ClrEtwAll.mod.man",
+		edit{v2, `<data name="Count" inType="win:UInt32"`, `<data name="Count" inType="win:UInt64"`},
+		edit{v2, `<data name="Depth" inType="win:UInt32"`, `<data name="GCDepth" inType="win:UInt32"`})
+	st, stdout, stderr := clrgen("diff", shippedManifest(t), newer)
+	if st != 1 || stderr != "" {
+		t.Fatalf("status %d, stderr %q", st, stderr)
+	}
+	_, goPart, _ := strings.Cut(stdout, "Go names")
+	for _, l := range []string{
+		"1 gone: code that uses them no longer compiles\n  - GCStartV2.Depth: uint32\n",
+		"1 carried by fewer members: code that uses them compiles, and finds HasX false and X zero for those members\n" +
+			"  ~ GCStartFields.Depth: no longer carried by GCStartV2 (carried by GCStartV1)\n",
+		"3 new (fields included): GCStartFields.GCDepth, GCStartFields.HasGCDepth, GCStartV2.GCDepth\n",
+	} {
+		if !strings.Contains(goPart, l) {
+			t.Errorf("the diff's Go names lack\n%s\nhave:\n%s", l, goPart)
+		}
 	}
 }
