@@ -89,6 +89,13 @@ const (
 	RuntimeAllocationSamplingKeyword RuntimeKeywords = 0x80000000000
 )
 
+const (
+	// GCHeapCollectKeyword is the former name of ManagedHeapCollectKeyword (0x800000), which a newer manifest renamed.
+	//
+	// Deprecated: use RuntimeManagedHeapCollectKeyword, the same keyword.
+	RuntimeGCHeapCollectKeyword RuntimeKeywords = RuntimeManagedHeapCollectKeyword
+)
+
 var runtimeKeywordsNames = []clrimpl.FlagName{{
 	Name:  "GCKeyword",
 	Value: 0x1,

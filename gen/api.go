@@ -30,6 +30,9 @@ func API(m *schema.Model) (map[string]string, error) {
 		for _, k := range p.keywords {
 			api[k.goName] = fmt.Sprintf("keyword %#x of %s", k.value, p.lp.Name)
 		}
+		for _, a := range p.kwAliases {
+			api[a.goName] = fmt.Sprintf("keyword %#x of %s", a.value, p.lp.Name)
+		}
 		for _, mp := range p.maps {
 			api[mp.goType] = "enum of " + mp.under
 			for _, e := range mp.entries {

@@ -36,8 +36,34 @@ func (g *pkgIR) keywords(f *File, pr *provIR) {
 		f.Const().Defs(defs...)
 		f.Line()
 	}
+	g.keywordAliases(f, pr)
 	// Keywords are never payload fields, so they get no appendJSON.
 	g.flagMethods(f, pr.kwType, lowerFirst(pr.kwType)+"Names", pr.keywords, "", false)
+}
+
+// keywordAliases emits the keywords' former names as deprecated constants
+// of the same value:
+//
+//	const (
+//		// GCHeapCollectKeyword is the former name of ManagedHeapCollectKeyword …
+//		//
+//		// Deprecated: use RuntimeManagedHeapCollectKeyword.
+//		RuntimeGCHeapCollectKeyword = RuntimeManagedHeapCollectKeyword
+//	)
+func (g *pkgIR) keywordAliases(f *File, pr *provIR) {
+	if len(pr.kwAliases) == 0 {
+		return
+	}
+	var defs []Code
+	for _, a := range pr.kwAliases {
+		defs = append(defs,
+			Commentf("%s is the former name of %s (0x%x), which a newer manifest renamed.", a.name, a.of.name, a.value),
+			Comment(""),
+			Commentf("Deprecated: use %s, the same keyword.", a.of.goName),
+			Id(a.goName).Id(pr.kwType).Op("=").Id(a.of.goName))
+	}
+	f.Const().Defs(defs...)
+	f.Line()
 }
 
 // tasks emits task and opcode constants:

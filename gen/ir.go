@@ -30,9 +30,17 @@ type provIR struct {
 	constID  string // ProviderRuntime
 	kwType   string // RuntimeKeywords
 	keywords []named
-	tasks    []*taskIR
-	maps     []*mapIR
-	events   []*eventIR
+	// kwAliases are the keywords' former names (Keyword.Aliases), each
+	// with the keyword constant it stands for.
+	kwAliases []kwAlias
+	tasks     []*taskIR
+	maps      []*mapIR
+	events    []*eventIR
+}
+
+type kwAlias struct {
+	named       // the former name's constant, value and name
+	of    named // the keyword's
 }
 
 type named struct {
@@ -134,7 +142,17 @@ func buildIR(m *schema.Model) (*pkgIR, error) {
 			}
 			id := short + g
 			n.declare(id, "keyword "+k.Name, k.Pos)
-			pr.keywords = append(pr.keywords, named{id, k.Name, k.Mask})
+			kw := named{id, k.Name, k.Mask}
+			pr.keywords = append(pr.keywords, kw)
+			for _, a := range k.Aliases {
+				ag, err := GoName(a)
+				if err != nil {
+					n.fail(k.Pos, "keyword "+k.Name+": alias "+a, err)
+					continue
+				}
+				n.declare(short+ag, "keyword "+k.Name+": alias "+a, k.Pos)
+				pr.kwAliases = append(pr.kwAliases, kwAlias{named{short + ag, a, k.Mask}, kw})
+			}
 		}
 		for _, t := range lp.Tasks {
 			g, err := GoName(t.Name)

@@ -787,7 +787,7 @@ func checkTexts(s *Schema, l *errList) {
 	for _, p := range s.Providers {
 		check(p.Pos, "provider", p.Name, p.GUID, p.Symbol, p.DisplayName)
 		for _, k := range p.Keywords {
-			check(k.Pos, "keyword", k.Name, k.Symbol)
+			check(k.Pos, "keyword", append([]string{k.Name, k.Symbol}, k.Aliases...)...)
 		}
 		for _, t := range p.Tasks {
 			check(t.Pos, "task", t.Name, t.Symbol, t.EventGUID)

@@ -61,7 +61,14 @@ type Keyword struct {
 	Name   string `yaml:"name"`
 	Mask   uint64 `yaml:"mask"`
 	Symbol string `yaml:"symbol,omitempty"`
-	Pos    Pos    `yaml:"-"`
+	// Aliases are former names of the keyword, kept where a newer
+	// manifest renamed it (GCHeapCollectKeyword, now
+	// ManagedHeapCollectKeyword): each is generated as a deprecated
+	// constant of the same mask, so that code written against an older
+	// manifest's package still compiles. Manifests never set it; an
+	// override does (keywordAliases).
+	Aliases []string `yaml:"aliases,omitempty,flow"`
+	Pos     Pos      `yaml:"-"`
 }
 
 // Task groups events; its opcodes are local to it.

@@ -62,6 +62,10 @@ type Override struct {
 	// FamilyNames gives the families of templates (by template name) an
 	// explicit Go name, where the derived one would clash.
 	FamilyNames map[string]string `yaml:"familyNames,omitempty"`
+	// KeywordAliases keeps former keyword names (the keys) as aliases of
+	// the keywords the manifest now names (the values), where it renamed
+	// a keyword and kept its mask (see Keyword.Aliases).
+	KeywordAliases map[string]string `yaml:"keywordAliases,omitempty"`
 
 	Pos Pos `yaml:"-"`
 }
@@ -142,8 +146,8 @@ func ParseOverrides(name string, data []byte) (*Overrides, error) {
 			l.add(e.Pos, what, "every override needs a why")
 		case len(e.Providers) == 0:
 			l.add(e.Pos, what, "no providers named")
-		case countTrue(e.Map != "", e.NewMap != nil, e.Template != "", len(e.Templates) > 0, len(e.GoNames) > 0, len(e.FamilyNames) > 0, len(e.DisplayNames) > 0) != 1:
-			l.add(e.Pos, what, "name exactly one of map, newMap, template, templates, goNames, displayNames or familyNames")
+		case countTrue(e.Map != "", e.NewMap != nil, e.Template != "", len(e.Templates) > 0, len(e.GoNames) > 0, len(e.FamilyNames) > 0, len(e.DisplayNames) > 0, len(e.KeywordAliases) > 0) != 1:
+			l.add(e.Pos, what, "name exactly one of map, newMap, template, templates, goNames, displayNames, familyNames or keywordAliases")
 		case e.Map != "" && len(e.AddEntries) == 0:
 			l.add(e.Pos, what, "map %s: nothing to add", e.Map)
 		case e.NewMap != nil && (e.NewMap.Name == "" || len(e.NewMap.Entries) == 0):
@@ -217,6 +221,8 @@ func (o *Overrides) apply(s *Schema, lenient bool) ([]error, error) {
 				applyT(e, p)
 			case len(e.FamilyNames) > 0:
 				applyFamilyNames(e, p, &l)
+			case len(e.KeywordAliases) > 0:
+				applyKeywordAliases(e, p, &l)
 			case len(e.DisplayNames) > 0:
 				applyEventNames(e.Pos, p, e.DisplayNames, "display name", func(ev *Event) *string { return &ev.DisplayName }, &l)
 			default:
@@ -455,4 +461,41 @@ func copyFields(fs []*Field, pos Pos) []*Field {
 		out[i] = &c
 	}
 	return out
+}
+
+// applyKeywordAliases gives p's keywords (the values) their former names
+// (the keys) as aliases. The keyword must be in the schema, and the former
+// name must not be: a manifest that still has it needs no alias.
+func applyKeywordAliases(e *Override, p *Provider, l *errList) {
+	former := make([]string, 0, len(e.KeywordAliases))
+	for f := range e.KeywordAliases {
+		former = append(former, f)
+	}
+	sort.Strings(former)
+	for _, f := range former {
+		name := e.KeywordAliases[f]
+		k := p.Keyword(name)
+		what := fmt.Sprintf("override of %s keyword %s", p.Name, name)
+		switch {
+		case f == "" || name == "":
+			l.skip(e.Pos, what, "an empty keyword name")
+		case k == nil:
+			l.skip(e.Pos, what, "no such keyword (the alias %s is for it)", f)
+		case p.Keyword(f) != nil:
+			l.skip(e.Pos, what, "keyword %s is in the schema itself: drop the alias", f)
+		default:
+			dup := false
+			for _, other := range p.Keywords {
+				for _, a := range other.Aliases {
+					if a == f {
+						l.skip(e.Pos, what, "%s is already an alias of %s: drop this one", f, other.Name)
+						dup = true
+					}
+				}
+			}
+			if !dup {
+				k.Aliases = append(k.Aliases, f)
+			}
+		}
+	}
 }

@@ -84,6 +84,23 @@ func TestOverridesGood(t *testing.T) {
 	}
 }
 
+// TestKeywordAlias: keywordAliases keeps a former keyword name as an alias
+// of the keyword, and the second time it is stale.
+func TestKeywordAlias(t *testing.T) {
+	s := loadSmall(t)
+	o := loadOverrides(t, "testdata/overrides/keyword_alias.yaml")
+	if err := o.Apply(s); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Provider("Test-Runtime").Keyword("GCKeyword").Aliases; !cmp.Equal(got, []string{"FormerGCKeyword"}) {
+		t.Errorf("GCKeyword's aliases %q, want [FormerGCKeyword]", got)
+	}
+	err := o.Apply(s)
+	if want := `keyword_alias.yaml:3: override of Test-Runtime keyword GCKeyword: FormerGCKeyword is already an alias of GCKeyword: drop this one`; err == nil || err.Error() != want {
+		t.Errorf("applied twice: %v, want %s", err, want)
+	}
+}
+
 // TestOverridesStale checks that an override that matches nothing, or that
 // the schema already satisfies, is an error naming overrides file:line.
 func TestOverridesStale(t *testing.T) {
@@ -97,6 +114,8 @@ func TestOverridesStale(t *testing.T) {
 		{"unknown_map.yaml", `unknown_map.yaml:3: override of Test-Runtime map GCTypeMap: no such map`},
 		{"unknown_template.yaml", `unknown_template.yaml:3: override of Test-Runtime template ClrStackWalk: no such template`},
 		{"unknown_field.yaml", `unknown_field.yaml:3: override of Test-Runtime template BulkType: no field "Values.Flags"`},
+		{"keyword_alias_present.yaml", `keyword_alias_present.yaml:3: override of Test-Runtime keyword GCKeyword: keyword LoaderKeyword is in the schema itself: drop the alias`},
+		{"keyword_alias_unknown.yaml", `keyword_alias_unknown.yaml:3: override of Test-Runtime keyword ManagedHeapCollectKeyword: no such keyword (the alias GCHeapCollectKeyword is for it)`},
 		{"invalid_result.yaml", `small.man:51: template ModuleLoad: field "Stack": count="FrameCount" names no earlier field of the same template or struct`},
 	}
 	for _, tt := range tests {
@@ -202,7 +221,7 @@ func TestOverridesNewKindsInvalid(t *testing.T) {
 		{"newMap: {name: M, kind: bitMap}", "newMap needs a name and entries"},
 		{"templates: [A, B]\n    field: X", "templates [A B]: name field and set"},
 		{"template: A\n    field: X\n    set: {map: M}\n    fields: [{name: Y, inType: 'win:UInt8'}]", "template A: name either field (with set), insertAfter (with insert) or fields"},
-		{"template: A\n    templates: [B]\n    field: X\n    set: {map: M}", "name exactly one of map, newMap, template, templates, goNames, displayNames or familyNames"},
+		{"template: A\n    templates: [B]\n    field: X\n    set: {map: M}", "name exactly one of map, newMap, template, templates, goNames, displayNames, familyNames or keywordAliases"},
 		{"template: A\n    fields: [{name: S, struct: true, fields: [null]}]", "empty item in fields"},
 	}
 	for _, tt := range tests {
