@@ -72,9 +72,10 @@ func TestRoundTripCheckedIn(t *testing.T) {
 }
 
 // TestCheckedInSchemaCurrent fails when schema/clr.yaml is not what clrgen
-// import makes of the newest manifest.
+// import makes of the manifest it was imported from (its source: key).
 func TestCheckedInSchemaCurrent(t *testing.T) {
-	s := loadShared(t, manNet10)
+	source := loadCheckedIn(t).Source
+	s := loadShared(t, source)
 	want, err := MarshalYAML(s)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +85,24 @@ func TestCheckedInSchemaCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(have, want) {
-		t.Errorf("stale schema/clr.yaml; run: go run ./cmd/clrgen import -o schema/clr.yaml ../shared/manifests/%s", manNet10)
+		t.Error(staleSchema(source))
+	}
+}
+
+// staleSchema is the message when importing source, the manifest
+// schema/clr.yaml says it was imported from, does not give clr.yaml.
+func staleSchema(source string) string {
+	return fmt.Sprintf("stale schema/clr.yaml: importing ../shared/manifests/%s, the manifest its source: key names, gives another schema; "+
+		"if clr.yaml was edited, run: go run ./cmd/clrgen import -o schema/clr.yaml ../shared/manifests/%s "+
+		"(the README's \"Regenerating after a new runtime\" says what a newer manifest changes)", source, source)
+}
+
+// TestStaleSchemaMessage: the message names the manifest clr.yaml says it
+// was imported from, whatever it is, never an older one.
+func TestStaleSchemaMessage(t *testing.T) {
+	msg := staleSchema("ClrEtwAll.runtime-main-net11.man")
+	if want := "run: go run ./cmd/clrgen import -o schema/clr.yaml ../shared/manifests/ClrEtwAll.runtime-main-net11.man"; !strings.Contains(msg, want) || strings.Contains(msg, "net10") {
+		t.Errorf("message %q; want one with %q and no other manifest", msg, want)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -158,17 +159,42 @@ func TestImportCheckedIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	if stdout != string(want) {
-		t.Errorf("stale schema/clr.yaml; run: go run ./cmd/clrgen import -o schema/clr.yaml ../shared/manifests/ClrEtwAll.runtime-main-net10.man")
+		t.Error(staleSchema(filepath.Base(man)))
 	}
 }
 
-// shippedManifest unzips testdata's copy of the newest manifest (the one
-// in ../shared, byte for byte) under its own name.
+// pinnedDir holds the gzipped copy of the manifest schema/clr.yaml was
+// imported from, under the name its source: key gives.
+const pinnedDir = "../../testdata/manifests"
+
+// staleSchema is TestImportCheckedIn's message when importing the pinned
+// manifest, source, does not give schema/clr.yaml: either clr.yaml was
+// edited (import the manifest again), or a newer manifest was imported
+// under the same name without pinning it.
+func staleSchema(source string) string {
+	pinned := filepath.Join("testdata/manifests", source+".gz")
+	return fmt.Sprintf("stale schema/clr.yaml: importing %s, the manifest its source: key names, gives another schema.\n"+
+		"If clr.yaml was edited, import the manifest again:\n"+
+		"\tgzip -dc %s > /tmp/%s && go run ./cmd/clrgen import -o schema/clr.yaml /tmp/%s\n"+
+		"If a newer %s was imported, pin it:\n"+
+		"\tgzip -9 -c path/to/%s > %s\n"+
+		"(see the README's \"Regenerating after a new runtime\" for the tests pinned to its counts)",
+		pinned, pinned, source, source, source, source, pinned)
+}
+
+// shippedManifest unzips testdata's copy of the manifest schema/clr.yaml
+// was imported from (its source: key names it; the one in ../shared, byte
+// for byte, when ../shared has it) under its own name.
 func shippedManifest(t *testing.T) string {
 	t.Helper()
-	f, err := os.Open("../../testdata/manifests/ClrEtwAll.runtime-main-net10.man.gz")
+	s, err := schema.LoadYAML(checkedIn)
 	if err != nil {
 		t.Fatal(err)
+	}
+	pinned := filepath.Join(pinnedDir, s.Source+".gz")
+	f, err := os.Open(pinned)
+	if err != nil {
+		t.Fatalf("schema/clr.yaml was imported from %s, which testdata/manifests does not pin: %v\npin it: gzip -9 -c path/to/%s > testdata/manifests/%s.gz, and add it to testdata/PROVENANCE.md", s.Source, err, s.Source, s.Source)
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
@@ -179,14 +205,34 @@ func shippedManifest(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(t.TempDir(), "ClrEtwAll.runtime-main-net10.man")
+	p := filepath.Join(t.TempDir(), s.Source)
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if shared, err := os.ReadFile(filepath.Join(sharedDir, "ClrEtwAll.runtime-main-net10.man")); err == nil && string(shared) != string(data) {
-		t.Fatal("testdata/manifests holds a different manifest from ../shared's")
+	if shared, err := os.ReadFile(filepath.Join(sharedDir, s.Source)); err == nil && string(shared) != string(data) {
+		t.Fatalf("testdata/manifests holds a different %s from ../shared's", s.Source)
 	}
 	return p
+}
+
+// TestStaleSchemaMessage: the message names the manifest clr.yaml says it
+// was imported from, whatever it is, and how to pin a newer one; it never
+// sends the maintainer back to an older manifest.
+func TestStaleSchemaMessage(t *testing.T) {
+	msg := staleSchema("ClrEtwAll.runtime-main-net11.man")
+	for _, want := range []string{
+		"importing testdata/manifests/ClrEtwAll.runtime-main-net11.man.gz, the manifest its source: key names",
+		"go run ./cmd/clrgen import -o schema/clr.yaml /tmp/ClrEtwAll.runtime-main-net11.man",
+		"gzip -9 -c path/to/ClrEtwAll.runtime-main-net11.man > testdata/manifests/ClrEtwAll.runtime-main-net11.man.gz",
+		"Regenerating after a new runtime",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "net10") {
+		t.Errorf("message names another manifest:\n%s", msg)
+	}
 }
 
 // writeChanged writes small.man's schema, with one event level changed, as
