@@ -50,15 +50,10 @@ func wrappedLog(t *testing.T, maxMB uint32) (log []byte, g clrimpl.GUID) {
 	log = append(bytes.Clone(newer), older[hs:]...)
 	// The log header's payload: BuffersWritten (4: the header, the two
 	// here and the one overwritten) and MaximumFileSize.
-	hr, err := etl.NewFileOrderReader(bytes.NewReader(log[:hs]))
+	at, err := etltest.HeaderAt(log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := hr.Next()
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := bytes.Index(log[:hs], first.Payload[:64])
 	binary.LittleEndian.PutUint32(log[at+28:], maxMB)
 	binary.LittleEndian.PutUint32(log[at+36:], 4)
 	return log, g

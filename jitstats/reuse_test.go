@@ -19,16 +19,10 @@ import (
 // process's methods were the first's, under its name.
 func TestProcessIDReused(t *testing.T) {
 	real := tracetest.Bytes(t, "../testdata/traces/gcevents.etl.zip")
-	r, err := trace.NewReader(bytes.NewReader(real))
+	base, err := etltest.Origin(real) // 100 ns units
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := r.Next()
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := e.Timestamp() // the log's origin; 100 ns units
-	r.Close()
 	jit := func(ms float64, id uint64, name string) [][]byte {
 		ts := base + int64(ms*1e4)
 		ns, n, sig := clrevents.UTF16Of("App"), clrevents.UTF16Of(name), clrevents.UTF16Of("void  ()")
@@ -48,7 +42,7 @@ func TestProcessIDReused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err = trace.NewReader(bytes.NewReader(log))
+	r, err := trace.NewReader(bytes.NewReader(log))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -479,16 +479,10 @@ func TestSetAddETL(t *testing.T) {
 // series, the later process's (a registry refuses two of one labels).
 func TestSetAddReusedPID(t *testing.T) {
 	real := tracetest.Bytes(t, "../testdata/traces/gcevents.etl.zip")
-	r, err := trace.NewReader(bytes.NewReader(real))
+	base, err := etltest.Origin(real) // 100 ns units
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := r.Next()
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := e.Timestamp() // the log's origin; 100 ns units
-	r.Close()
 	var evs [][]byte
 	ts := base
 	gcs := func(pid uint32, n int) {
@@ -515,7 +509,7 @@ func TestSetAddReusedPID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err = trace.NewReader(bytes.NewReader(log))
+	r, err := trace.NewReader(bytes.NewReader(log))
 	if err != nil {
 		t.Fatal(err)
 	}

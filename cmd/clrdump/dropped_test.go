@@ -22,15 +22,10 @@ func TestDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	// EventsLost, in the log header event's payload (TRACE_LOGFILE_HEADER).
-	r, err := etl.NewFileOrderReader(bytes.NewReader(log))
+	at, err := etltest.HeaderAt(log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := r.Next()
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := bytes.Index(log, first.Payload[:64])
 	binary.LittleEndian.PutUint32(log[at+48:], 7)
 	name := filepath.Join(t.TempDir(), "lost.etl")
 	if err := os.WriteFile(name, log, 0o644); err != nil {
@@ -70,15 +65,10 @@ func TestLostBuffers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := etl.NewFileOrderReader(bytes.NewReader(log))
+	at, err := etltest.HeaderAt(log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := r.Next()
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := bytes.Index(log, first.Payload[:64])
 	// BuffersLost follows BootTime in a 64-bit TRACE_LOGFILE_HEADER: at
 	// 248+28 (TimeZone at 56+2×8, 172 bytes long; BootTime 8-aligned).
 	binary.LittleEndian.PutUint32(log[at+276:], 3)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/internal/etltest"
 	"github.com/clrgo/clrevents/internal/tracetest"
-	"github.com/clrgo/clrevents/trace"
 )
 
 // TestReportReusedPID: -report with -pid of an ID two processes had in
@@ -19,16 +17,10 @@ import (
 // names each ID that has them once.
 func TestReportReusedPID(t *testing.T) {
 	real := tracetest.Bytes(t, "../../testdata/traces/gcevents.etl.zip")
-	r, err := trace.NewReader(bytes.NewReader(real))
+	base, err := etltest.Origin(real) // 100 ns units
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := r.Next()
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := e.Timestamp() // 100 ns units
-	r.Close()
 	var events [][]byte
 	at := func(ms float64, pid uint32, ev clrevents.Event) {
 		events = append(events, etltest.Runtime(ev, 7, pid, base+int64(ms*1e4)))

@@ -30,17 +30,9 @@ func Log(real []byte, events ...[]byte) ([]byte, error) {
 		return nil, fmt.Errorf("etltest: first buffer of %d bytes in a %d-byte log", size, len(real))
 	}
 	hdr := bytes.Clone(real[:size])
-	r, err := etl.NewFileOrderReader(bytes.NewReader(hdr))
+	at, err := HeaderAt(hdr)
 	if err != nil {
-		return nil, fmt.Errorf("etltest: %w", err)
-	}
-	first, err := r.Next()
-	if err != nil {
-		return nil, fmt.Errorf("etltest: the log header event: %w", err)
-	}
-	at := bytes.Index(hdr, first.Payload[:min(64, len(first.Payload))])
-	if at < 0 || len(first.Payload) < 40 {
-		return nil, fmt.Errorf("etltest: no log header payload in the first buffer")
+		return nil, err
 	}
 	le.PutUint32(hdr[at+36:], 2) // BuffersWritten: the header buffer and ours
 
@@ -140,4 +132,38 @@ func WithStack(ev []byte, frames ...uint64) []byte {
 	le.PutUint16(out[0:], uint16(len(out)))
 	le.PutUint16(out[4:], le.Uint16(out[4:])|etl.FlagExtendedInfo)
 	return out
+}
+
+// Origin returns the raw timestamp of real's first event (its log header
+// event): the time a test's events for Log count from, in the log's clock
+// (100 ns units in the fixtures').
+func Origin(real []byte) (int64, error) {
+	r, err := etl.NewFileOrderReader(bytes.NewReader(real))
+	if err != nil {
+		return 0, fmt.Errorf("etltest: %w", err)
+	}
+	e, err := r.Next()
+	if err != nil {
+		return 0, fmt.Errorf("etltest: the log's first event: %w", err)
+	}
+	return e.Timestamp, nil
+}
+
+// HeaderAt returns where the log header event's payload (the
+// TRACE_LOGFILE_HEADER: BuffersWritten at 36, EventsLost at 48, …) begins
+// in log, for a test to change its fields.
+func HeaderAt(log []byte) (int, error) {
+	r, err := etl.NewFileOrderReader(bytes.NewReader(log))
+	if err != nil {
+		return 0, fmt.Errorf("etltest: %w", err)
+	}
+	first, err := r.Next()
+	if err != nil {
+		return 0, fmt.Errorf("etltest: the log header event: %w", err)
+	}
+	at := bytes.Index(log, first.Payload[:min(64, len(first.Payload))])
+	if at < 0 || len(first.Payload) < 64 {
+		return 0, fmt.Errorf("etltest: no log header payload in the first buffer")
+	}
+	return at, nil
 }
