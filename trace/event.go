@@ -220,7 +220,7 @@ func (e *Event) ProcessName() string {
 		return ""
 	}
 	pid := e.ProcessID()
-	if name, ok := e.r.procNames[pid]; ok || !e.r.kernelSeen || e.et == nil {
+	if name, ok := e.r.procNames[pid]; ok || pid < 0 || !e.r.kernelSeen || e.et == nil {
 		return name
 	}
 	return e.r.endedProcess(pid, e.et.Timestamp)
