@@ -287,9 +287,9 @@ type Metadata struct {
 	// type for and which it describes with no fields, get the fields
 	// TraceEvent gives them: SourceName, EventName and Arguments, an array
 	// of {Key, Value} strings. So do the universal providers' events
-	// (Universal.System, Universal.Events' cpu and cswitch), which
-	// machine-wide collectors describe with none: varints and UTF-8
-	// strings, as TraceEvent's parsers read them. Do not modify Fields: it
+	// (Universal.System's whatever they declare, Universal.Events' cpu
+	// and cswitch where they declare none): varints and UTF-8 strings, as
+	// TraceEvent's parsers read them. Do not modify Fields: it
 	// may be shared.
 	Fields []Field
 	// FieldsErr is set when the field descriptions could not be parsed (a

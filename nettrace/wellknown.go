@@ -14,9 +14,11 @@ package nettrace
 // holds samples, each a Value and a stack. Integers are unsigned LEB128
 // varints and strings UTF-8 after a 16-bit byte count, which a V6 field
 // list describes as VarUInt and an array of UTF8CodeUnit; the collectors
-// describe Universal.System's events with no fields, and TraceEvent reads
-// them with layouts of its own (UniversalSystemTraceEventParser), by
-// provider and event name: these are those layouts.
+// describe Universal.System's events with no fields, or (one-collect's
+// writer since 2025) each string as a single UTF8CodeUnit, and TraceEvent
+// reads them with layouts of its own (UniversalSystemTraceEventParser)
+// whatever they declare, by provider and event name: these are those
+// layouts, which replace what a Universal.System event declares.
 const (
 	universalSystem = "Universal.System"
 	universalEvents = "Universal.Events"
@@ -43,16 +45,24 @@ var universalSystemFields = func() map[string][]Field {
 // (cpu, cswitch): the sample's value.
 var universalSampleFields = []Field{{Name: "Value", Type: TypeVarUInt}}
 
-// universalFields gives the universal providers' events, which the
-// collectors describe with no fields, the fields TraceEvent's parsers
-// read. Universal.System's ProcessExit has none.
+// universalFields gives the universal providers' events the fields
+// TraceEvent's parsers read: Universal.System's always (ProcessExit has
+// none), Universal.Events' samples where they declare none.
 func universalFields(m *Metadata) {
+	if m.Provider == universalSystem {
+		// Whatever the event declares: one-collect's writer has declared
+		// its strings as one UTF8CodeUnit each since 2025 (a byte, to a
+		// reader of the declaration), and TraceEvent reads these events
+		// with its fixed layouts, by name.
+		if fs, ok := universalSystemFields[m.Name]; ok {
+			m.Fields, m.FieldsErr = fs, nil
+		}
+		return
+	}
 	if len(m.Fields) != 0 || m.FieldsErr != nil {
 		return
 	}
 	switch m.Provider {
-	case universalSystem:
-		m.Fields = universalSystemFields[m.Name]
 	case universalEvents:
 		if m.Name == "cpu" || m.Name == "cswitch" {
 			m.Fields = universalSampleFields

@@ -100,6 +100,15 @@ func TestUniversalFields(t *testing.T) {
 		{universalSystem, "ProcessSymbol", nil,
 			ustr(appendVar(appendVar(appendVar(appendVar(nil, 5), 2), 0x10), 0x80), "instance void [app] App.Program::Main(string[])[OptimizedTier1]"),
 			`Id=5 MappingId=2 StartAddress=16 EndAddress=128 Name="instance void [app] App.Program::Main(string[])[OptimizedTier1]"`},
+		// As one-collect's writer (record-trace) has declared them since
+		// 2025: strings as one UTF8CodeUnit, which a reader of the
+		// declaration reads as one byte; TraceEvent reads these events
+		// with its own layouts whatever they declare, and so do we.
+		{universalSystem, "ExistingProcess", oneCollect("NamespaceId", "+Name", "+NamespaceName"), ustr(ustr(appendVar(nil, 7), "dotnet"), "Unknown"),
+			`NamespaceId=7 Name="dotnet" NamespaceName="Unknown"`},
+		{universalSystem, "ProcessMapping", oneCollect("Id", "StartAddress", "EndAddress", "FileOffset", "+FileName", "MetadataId"),
+			appendVar(ustr(appendVar(appendVar(appendVar(appendVar(nil, 11), 0x1000), 0x9000), 0x1000), "/usr/lib/libcoreclr.so"), 1),
+			`Id=11 StartAddress=4096 EndAddress=36864 FileOffset=4096 FileName="/usr/lib/libcoreclr.so" MetadataId=1`},
 		{universalSystem, "ProcessExit", nil, nil, ""},
 		{universalEvents, "cpu", nil, appendVar(nil, 1), `Value=1`},
 		{universalEvents, "cswitch", nil, appendVar(nil, 300000), `Value=300000`},
@@ -153,4 +162,18 @@ func TestUniversalFields(t *testing.T) {
 			}
 		}
 	}
+}
+
+// oneCollect declares fields as one-collect's NetTrace writer does: a
+// name with "+" a string (one UTF8CodeUnit), the others VarUInt.
+func oneCollect(names ...string) []Field {
+	var fs []Field
+	for _, n := range names {
+		if n[0] == '+' {
+			fs = append(fs, Field{Name: n[1:], Type: TypeUTF8CodeUnit})
+		} else {
+			fs = append(fs, Field{Name: n, Type: TypeVarUInt})
+		}
+	}
+	return fs
 }
