@@ -17,20 +17,7 @@ import (
 // its log header counts them) are said on standard error in every mode,
 // after the output, and the exit status is 1: the output lacks them.
 func TestDropped(t *testing.T) {
-	log, err := etltest.Log(tracetest.Bytes(t, "../../testdata/traces/gcevents.etl.zip"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// EventsLost, in the log header event's payload (TRACE_LOGFILE_HEADER).
-	at, err := etltest.HeaderAt(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	binary.LittleEndian.PutUint32(log[at+48:], 7)
-	name := filepath.Join(t.TempDir(), "lost.etl")
-	if err := os.WriteFile(name, log, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	name := lostLog(t, 7, 0)
 	want := "clrdump: " + name + ": the ETW session lost 7 events (as the log's header counts them): they are not in the trace, nor in this output\n"
 	for _, args := range [][]string{{}, {"-stats"}, {"-format", "jsonl"}, {"-report", "gc"}} {
 		_, errs, code := dump(t, append(args, name)...)
@@ -61,6 +48,27 @@ func TestDropped(t *testing.T) {
 // header's BuffersLost) are said as dropped events are, and the exit
 // status is 1; with lost events too, both are said.
 func TestLostBuffers(t *testing.T) {
+	for _, c := range []struct {
+		events uint32
+		want   string
+	}{
+		{0, "the ETW session lost 3 buffers of events (as the log's header counts them)"},
+		{7, "the ETW session lost 7 events and 3 buffers of events (as the log's header counts them)"},
+	} {
+		name := lostLog(t, c.events, 3)
+		want := "clrdump: " + name + ": " + c.want + ": they are not in the trace, nor in this output\n"
+		_, errs, code := dump(t, name)
+		if code != exitError || !strings.HasSuffix(errs, want) {
+			t.Errorf("exit %d, stderr %q; want 1 and %q", code, errs, want)
+		}
+	}
+}
+
+// lostLog writes a log whose header counts events and buffers its ETW
+// session lost (EventsLost and BuffersLost of its TRACE_LOGFILE_HEADER)
+// and returns its name.
+func lostLog(t *testing.T, events, buffers uint32) string {
+	t.Helper()
 	log, err := etltest.Log(tracetest.Bytes(t, "../../testdata/traces/gcevents.etl.zip"))
 	if err != nil {
 		t.Fatal(err)
@@ -69,28 +77,17 @@ func TestLostBuffers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	binary.LittleEndian.PutUint32(log[at+48:], events)
 	// BuffersLost follows BootTime in a 64-bit TRACE_LOGFILE_HEADER: at
 	// 248+28 (TimeZone at 56+2×8, 172 bytes long; BootTime 8-aligned).
-	binary.LittleEndian.PutUint32(log[at+276:], 3)
-	if r, err := etl.NewFileOrderReader(bytes.NewReader(log)); err != nil || r.Header().BuffersLost != 3 {
-		t.Fatalf("the header's BuffersLost is not where the test wrote it: %v", err)
+	binary.LittleEndian.PutUint32(log[at+276:], buffers)
+	h := bytes.NewReader(log)
+	if r, err := etl.NewFileOrderReader(h); err != nil || r.Header().EventsLost != events || r.Header().BuffersLost != buffers {
+		t.Fatalf("the header's counts are not where the test wrote them: %v", err)
 	}
-	for _, c := range []struct {
-		events uint32
-		want   string
-	}{
-		{0, "the ETW session lost 3 buffers of events (as the log's header counts them)"},
-		{7, "the ETW session lost 7 events and 3 buffers of events (as the log's header counts them)"},
-	} {
-		binary.LittleEndian.PutUint32(log[at+48:], c.events)
-		name := filepath.Join(t.TempDir(), "lost.etl")
-		if err := os.WriteFile(name, log, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		want := "clrdump: " + name + ": " + c.want + ": they are not in the trace, nor in this output\n"
-		_, errs, code := dump(t, name)
-		if code != exitError || !strings.HasSuffix(errs, want) {
-			t.Errorf("exit %d, stderr %q; want 1 and %q", code, errs, want)
-		}
+	name := filepath.Join(t.TempDir(), "lost.etl")
+	if err := os.WriteFile(name, log, 0o644); err != nil {
+		t.Fatal(err)
 	}
+	return name
 }
