@@ -1226,6 +1226,53 @@ func (e *ProcessPerfCtrRundownV2) ProcessCountersFields() ProcessCountersFields 
 	}
 }
 
+// SetIntervalFields holds the fields of the SetInterval family of events, whatever
+// the member type. Members: PerfInfoSetIntervalV2, PerfInfoSetIntervalV3
+// (PerfInfo).
+// A field that not every member carries comes with a HasX field, true when the
+// decoded event had it. Strings and arrays alias the payload the event was decoded
+// from.
+type SetIntervalFields struct {
+	// SampleSource is carried by every member.
+	SampleSource uint32
+	// NewInterval is carried by every member.
+	NewInterval uint32
+	// OldInterval is carried by every member.
+	OldInterval uint32
+	// HasSourceName tells whether the event had SourceName.
+	HasSourceName bool
+	// SourceName is carried by PerfInfoSetIntervalV3.
+	SourceName UTF16
+}
+
+// SetIntervalEvent is implemented by every member of the SetInterval family (see
+// SetIntervalFields).
+type SetIntervalEvent interface {
+	Event
+	// SetIntervalFields returns the event's fields in the family's form.
+	SetIntervalFields() SetIntervalFields
+}
+
+// SetIntervalFields returns the fields of PerfInfoSetInterval_V2 in the form of the SetInterval family.
+func (e *PerfInfoSetIntervalV2) SetIntervalFields() SetIntervalFields {
+	return SetIntervalFields{
+		NewInterval:  e.NewInterval,
+		OldInterval:  e.OldInterval,
+		SampleSource: e.SampleSource,
+	}
+}
+
+// SetIntervalFields returns the fields of PerfInfoSetInterval_V3 in the form of the SetInterval family.
+func (e *PerfInfoSetIntervalV3) SetIntervalFields() SetIntervalFields {
+	return SetIntervalFields{
+		HasSourceName: true,
+		NewInterval:   e.NewInterval,
+		OldInterval:   e.OldInterval,
+		SampleSource:  e.SampleSource,
+		SourceName:    e.SourceName,
+	}
+}
+
 // StackWalkKeyDefKind tells the events of the StackWalkKeyDef family apart by what
 // they mean (StackWalkKeyDefFields.Kind): by their opcode, or by task and opcode
 // for a standard opcode such as win:Start. The versions of an event are one kind,

@@ -28,6 +28,8 @@ const (
 const (
 	// PerfInfoSample opcode of task PerfInfo.
 	PerfInfoOpcodePerfInfoPerfInfoSample Opcode = 46
+	// PerfInfoSetInterval opcode of task PerfInfo.
+	PerfInfoOpcodePerfInfoPerfInfoSetInterval Opcode = 72
 	// PerfInfoCollectionStart opcode of task PerfInfo.
 	PerfInfoOpcodePerfInfoPerfInfoCollectionStart Opcode = 73
 	// PerfInfoCollectionEnd opcode of task PerfInfo.

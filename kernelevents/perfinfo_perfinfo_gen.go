@@ -166,6 +166,291 @@ var fieldsPerfInfoSampleV2 = clrimpl.EventFields{New: func() clrimpl.Event {
 	return new(PerfInfoSampleV2)
 }}
 
+// PerfInfoSetIntervalV2 is the payload of PerfInfoSetInterval_V2: event 72 version 2 of PerfInfo.
+// Task PerfInfo (0), opcode PerfInfoSetInterval (72).
+// Template SetInterval_V2.
+type PerfInfoSetIntervalV2 struct {
+	// SampleSource is win:UInt32.
+	SampleSource uint32
+	// NewInterval is win:UInt32.
+	NewInterval uint32
+	// OldInterval is win:UInt32.
+	OldInterval uint32
+}
+
+// Info describes PerfInfoSetInterval_V2.
+func (*PerfInfoSetIntervalV2) Info() *EventInfo {
+	return &infoPerfInfoSetIntervalV2
+}
+
+// Descriptor describes PerfInfoSetInterval_V2, as readers of any generated package see it.
+func (*PerfInfoSetIntervalV2) Descriptor() *clrimpl.Descriptor {
+	return &descPerfInfoSetIntervalV2
+}
+
+// Decode reads a PerfInfoSetInterval_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *PerfInfoSetIntervalV2) Decode(b []byte, ptrSize int) (int, error) {
+	if len(b) < 12 {
+		return 0, shortPrefix("PerfInfoSetInterval_V2", len(b), ptrSize, endsPerfInfoSetIntervalV2)
+	}
+	_ = b[11]
+	e.SampleSource = binary.LittleEndian.Uint32(b[0:])
+	e.NewInterval = binary.LittleEndian.Uint32(b[4:])
+	e.OldInterval = binary.LittleEndian.Uint32(b[8:])
+	return 12, nil
+}
+
+// endsPerfInfoSetIntervalV2 is where the fixed fields of PerfInfoSetInterval_V2 end, for the error of a short payload.
+var endsPerfInfoSetIntervalV2 = []clrimpl.FieldEnd{
+	{Name: "SampleSource", Bytes: 4},
+	{Name: "NewInterval", Bytes: 8},
+	{Name: "OldInterval", Bytes: 12},
+}
+
+// Encode appends the PerfInfoSetInterval_V2 wire form for the pointer size.
+func (e *PerfInfoSetIntervalV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.SampleSource))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.NewInterval))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.OldInterval))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *PerfInfoSetIntervalV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"SampleSource\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.SampleSource))
+	dst = append(dst, ",\"NewInterval\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.NewInterval))
+	dst = append(dst, ",\"OldInterval\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.OldInterval))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *PerfInfoSetIntervalV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "SampleSource="...)
+	dst = strconv.AppendUint(dst, uint64(e.SampleSource), 10)
+	dst = append(dst, " NewInterval="...)
+	dst = strconv.AppendUint(dst, uint64(e.NewInterval), 10)
+	dst = append(dst, " OldInterval="...)
+	dst = strconv.AppendUint(dst, uint64(e.OldInterval), 10)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PerfInfoSetIntervalV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.SampleSource))
+	a.Uint(uint64(e.NewInterval))
+	a.Uint(uint64(e.OldInterval))
+}
+
+// columnsPerfInfoSetIntervalV2 lists the columns of PerfInfoSetInterval_V2 (EventInfo.Columns).
+var columnsPerfInfoSetIntervalV2 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "SampleSource",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "NewInterval",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "OldInterval",
+}}
+
+// infoPerfInfoSetIntervalV2 describes PerfInfoSetInterval_V2 (PerfInfoSetIntervalV2.Info).
+var infoPerfInfoSetIntervalV2 = EventInfo{
+	Columns:     columnsPerfInfoSetIntervalV2,
+	DisplayName: "PerfInfo/SetInterval",
+	ID:          72,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "PerfInfoSetInterval_V2",
+	Opcode:      72,
+	OpcodeName:  "PerfInfoSetInterval",
+	Provider:    ProviderPerfInfo,
+	Task:        0,
+	TaskName:    "PerfInfo",
+	TypeName:    "PerfInfoSetIntervalV2",
+	Version:     2,
+	desc:        &descPerfInfoSetIntervalV2,
+	fields:      &fieldsPerfInfoSetIntervalV2,
+}
+
+// descPerfInfoSetIntervalV2 describes PerfInfoSetInterval_V2 (EventInfo.Descriptor).
+var descPerfInfoSetIntervalV2 = clrimpl.Descriptor{
+	Columns:      columnsPerfInfoSetIntervalV2,
+	DisplayName:  "PerfInfo/SetInterval",
+	Fields:       &fieldsPerfInfoSetIntervalV2,
+	ID:           72,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "PerfInfoSetInterval_V2",
+	Opcode:       72,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{180, 191, 29, 206, 126, 19, 166, 77, 135, 176, 63, 89, 170, 16, 44, 188},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsPerfInfoSetIntervalV2 writes the fields of PerfInfoSetInterval_V2 payloads (its Descriptor's Fields).
+var fieldsPerfInfoSetIntervalV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PerfInfoSetIntervalV2)
+}}
+
+// PerfInfoSetIntervalV3 is the payload of PerfInfoSetInterval_V3: event 72 version 3 of PerfInfo.
+// Task PerfInfo (0), opcode PerfInfoSetInterval (72).
+// Template SetInterval_V3.
+type PerfInfoSetIntervalV3 struct {
+	// SampleSource is win:UInt32.
+	SampleSource uint32
+	// NewInterval is win:UInt32.
+	NewInterval uint32
+	// OldInterval is win:UInt32.
+	OldInterval uint32
+	// SourceName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
+	SourceName UTF16
+}
+
+// Info describes PerfInfoSetInterval_V3.
+func (*PerfInfoSetIntervalV3) Info() *EventInfo {
+	return &infoPerfInfoSetIntervalV3
+}
+
+// Descriptor describes PerfInfoSetInterval_V3, as readers of any generated package see it.
+func (*PerfInfoSetIntervalV3) Descriptor() *clrimpl.Descriptor {
+	return &descPerfInfoSetIntervalV3
+}
+
+// Decode reads a PerfInfoSetInterval_V3 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *PerfInfoSetIntervalV3) Decode(b []byte, ptrSize int) (int, error) {
+	var off int
+	if len(b) < 12 {
+		return 0, shortPrefix("PerfInfoSetInterval_V3", len(b), ptrSize, endsPerfInfoSetIntervalV3)
+	}
+	_ = b[11]
+	e.SampleSource = binary.LittleEndian.Uint32(b[0:])
+	e.NewInterval = binary.LittleEndian.Uint32(b[4:])
+	e.OldInterval = binary.LittleEndian.Uint32(b[8:])
+	off = 12
+	{
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
+		if !ok {
+			return 0, decodeError("PerfInfoSetInterval_V3", "SourceName", off, ErrUnterminatedString)
+		}
+		e.SourceName = s
+		off = next
+	}
+	return off, nil
+}
+
+// endsPerfInfoSetIntervalV3 is where the fixed fields of PerfInfoSetInterval_V3 end, for the error of a short payload.
+var endsPerfInfoSetIntervalV3 = []clrimpl.FieldEnd{
+	{Name: "SampleSource", Bytes: 4},
+	{Name: "NewInterval", Bytes: 8},
+	{Name: "OldInterval", Bytes: 12},
+}
+
+// Encode appends the PerfInfoSetInterval_V3 wire form for the pointer size.
+func (e *PerfInfoSetIntervalV3) Encode(dst []byte, ptrSize int) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.SampleSource))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.NewInterval))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.OldInterval))
+	dst = clrimpl.AppendUTF16Z(dst, e.SourceName)
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *PerfInfoSetIntervalV3) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"SampleSource\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.SampleSource))
+	dst = append(dst, ",\"NewInterval\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.NewInterval))
+	dst = append(dst, ",\"OldInterval\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.OldInterval))
+	dst = append(dst, ",\"SourceName\":"...)
+	dst = e.SourceName.AppendJSON(dst)
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *PerfInfoSetIntervalV3) AppendText(dst []byte) []byte {
+	dst = append(dst, "SampleSource="...)
+	dst = strconv.AppendUint(dst, uint64(e.SampleSource), 10)
+	dst = append(dst, " NewInterval="...)
+	dst = strconv.AppendUint(dst, uint64(e.NewInterval), 10)
+	dst = append(dst, " OldInterval="...)
+	dst = strconv.AppendUint(dst, uint64(e.OldInterval), 10)
+	dst = append(dst, " SourceName="...)
+	dst = e.SourceName.AppendJSON(dst)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PerfInfoSetIntervalV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.SampleSource))
+	a.Uint(uint64(e.NewInterval))
+	a.Uint(uint64(e.OldInterval))
+	a.Bytes(e.SourceName.AppendUTF8(a.Scratch()))
+}
+
+// columnsPerfInfoSetIntervalV3 lists the columns of PerfInfoSetInterval_V3 (EventInfo.Columns).
+var columnsPerfInfoSetIntervalV3 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "SampleSource",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "NewInterval",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "OldInterval",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "SourceName",
+}}
+
+// infoPerfInfoSetIntervalV3 describes PerfInfoSetInterval_V3 (PerfInfoSetIntervalV3.Info).
+var infoPerfInfoSetIntervalV3 = EventInfo{
+	Columns:     columnsPerfInfoSetIntervalV3,
+	DisplayName: "PerfInfo/SetInterval",
+	ID:          72,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "PerfInfoSetInterval_V3",
+	Opcode:      72,
+	OpcodeName:  "PerfInfoSetInterval",
+	Provider:    ProviderPerfInfo,
+	Task:        0,
+	TaskName:    "PerfInfo",
+	TypeName:    "PerfInfoSetIntervalV3",
+	Version:     3,
+	desc:        &descPerfInfoSetIntervalV3,
+	fields:      &fieldsPerfInfoSetIntervalV3,
+}
+
+// descPerfInfoSetIntervalV3 describes PerfInfoSetInterval_V3 (EventInfo.Descriptor).
+var descPerfInfoSetIntervalV3 = clrimpl.Descriptor{
+	Columns:      columnsPerfInfoSetIntervalV3,
+	DisplayName:  "PerfInfo/SetInterval",
+	Fields:       &fieldsPerfInfoSetIntervalV3,
+	ID:           72,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "PerfInfoSetInterval_V3",
+	Opcode:       72,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{180, 191, 29, 206, 126, 19, 166, 77, 135, 176, 63, 89, 170, 16, 44, 188},
+	Task:         0,
+	Version:      3,
+}
+
+// fieldsPerfInfoSetIntervalV3 writes the fields of PerfInfoSetInterval_V3 payloads (its Descriptor's Fields).
+var fieldsPerfInfoSetIntervalV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PerfInfoSetIntervalV3)
+}}
+
 // PerfInfoCollectionStartV2 is the payload of PerfInfoCollectionStart_V2: event 73 version 2 of PerfInfo.
 // Task PerfInfo (0), opcode PerfInfoCollectionStart (73).
 // Template CollectionStart_V2.

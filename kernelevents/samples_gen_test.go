@@ -238,6 +238,15 @@ func sampleEvents() []Event {
 		InstructionPointer: 4096,
 		Rank:               8,
 		ThreadID:           5,
+	}, &PerfInfoSetIntervalV2{
+		NewInterval:  5,
+		OldInterval:  6,
+		SampleSource: 4,
+	}, &PerfInfoSetIntervalV3{
+		NewInterval:  5,
+		OldInterval:  6,
+		SampleSource: 4,
+		SourceName:   clrimpl.UTF16Of("s4 é"),
 	}, &PerfInfoCollectionStartV2{
 		NewInterval: 5,
 		OldInterval: 6,

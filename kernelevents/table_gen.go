@@ -160,6 +160,8 @@ var eventTable = [...]*EventInfo{
 	&infoFileVersionV0,
 	&infoMemoryHardFaultV2,
 	&infoPerfInfoSampleV2,
+	&infoPerfInfoSetIntervalV2,
+	&infoPerfInfoSetIntervalV3,
 	&infoPerfInfoCollectionStartV2,
 	&infoPerfInfoCollectionStartV3,
 	&infoPerfInfoCollectionEndV2,
@@ -263,6 +265,9 @@ var familyTable = [...]FamilyInfo{{
 }, {
 	Members: []*EventInfo{&infoProcessPerfCtrV2, &infoProcessPerfCtrRundownV2},
 	Name:    "ProcessCounters",
+}, {
+	Members: []*EventInfo{&infoPerfInfoSetIntervalV2, &infoPerfInfoSetIntervalV3},
+	Name:    "SetInterval",
 }, {
 	Members: []*EventInfo{&infoStackWalkKeyCreateV2, &infoStackWalkKeyDeleteV2, &infoStackWalkKeyRundownV2},
 	Name:    "StackWalkKeyDef",

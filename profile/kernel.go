@@ -10,7 +10,8 @@ import (
 
 // CPU samples of an ETW trace. A kernel session samples every processor
 // (PerfInfo/Sample, once a millisecond unless the session set another
-// interval: PerfInfo/CollectionStart), and walks each sample's stack; the
+// interval: PerfInfo/CollectionStart, or in logs before Windows 8, which
+// have none, PerfInfo/SetInterval), and walks each sample's stack; the
 // front door matches the walks to their samples (trace.Stacks), the
 // kernel's Thread events say which process a sampled thread is in.
 //
@@ -67,8 +68,11 @@ func (ks *ksamples) put(i int, s ksample) {
 type kstate struct {
 	stacks   trace.Stacks
 	interval int64 // nanoseconds per sample
-	samples  ksamples
-	frames   []uint64
+	// started is set once a CollectionStart has given the interval, which
+	// a SetInterval does not change then.
+	started bool
+	samples ksamples
+	frames  []uint64
 }
 
 // maxInterval is the longest sampling interval the kernel takes, in 100 ns
@@ -120,10 +124,22 @@ func (b *Builder) kernelEvent(e *trace.Event, class clrimpl.GUID) error {
 	switch v := ev.(type) {
 	case kernelevents.CollectionStartEvent:
 		if f := v.CollectionStartFields(); f.Source == 0 && f.NewInterval > 0 {
-			if f.NewInterval > maxInterval {
-				return fmt.Errorf("%w: CollectionStart sets the sampling interval to %d × 100 ns, more than the second the kernel allows", ErrNotCredible, f.NewInterval)
+			if err := k.setInterval("CollectionStart", f.NewInterval); err != nil {
+				return err
 			}
-			k.interval = int64(f.NewInterval) * 100
+			k.started = true
+		}
+	case kernelevents.SetIntervalEvent:
+		// A session that sets the interval logs SetInterval as it sets it
+		// and again as it stops and puts the old one back: without a
+		// CollectionStart, the last one's OldInterval is the interval
+		// the samples were taken at, as TraceLog takes it. (A log whose
+		// interval changed midway is weighed by one interval, as
+		// TraceEvent weighs it.)
+		if f := v.SetIntervalFields(); f.SampleSource == 0 && f.OldInterval > 0 && !k.started {
+			if err := k.setInterval("SetInterval", f.OldInterval); err != nil {
+				return err
+			}
 		}
 	case *kernelevents.PerfInfoSampleV2:
 		pid := e.ProcessID() // -1 where no Thread event names the thread (yet): a stack walk or a later one may
@@ -135,6 +151,16 @@ func (b *Builder) kernelEvent(e *trace.Event, class clrimpl.GUID) error {
 		i := b.raws.add(raw{thread: b.thread(threadKey{pid, int64(v.ThreadID)}), ts: ts, v1: 1})
 		k.samples.put(i, ksample{ip: v.InstructionPointer, ref: e.StackRef(), pid: pid})
 	}
+	return nil
+}
+
+// setInterval takes the sampling interval (100 ns units) an event of
+// kind gives.
+func (k *kstate) setInterval(kind string, v uint32) error {
+	if v > maxInterval {
+		return fmt.Errorf("%w: %s sets the sampling interval to %d × 100 ns, more than the second the kernel allows", ErrNotCredible, kind, v)
+	}
+	k.interval = int64(v) * 100
 	return nil
 }
 

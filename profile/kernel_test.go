@@ -55,6 +55,7 @@ const (
 
 	opStart, opDCStart                              = 1, 3
 	opSampledProfile, opCollectionStart             = 46, 73
+	opSetInterval                                   = 72
 	opStack, opKeyCreate, opKeyDelete, opKeyRundown = 32, 34, 35, 36
 	opStackKeyKernel, opStackKeyUser                = 37, 38
 )
@@ -443,6 +444,53 @@ func TestGarbledInterval(t *testing.T) {
 	}
 	if p == nil || len(p.Samples) != 1 || p.Samples[0].Values[1] != 500_000 {
 		t.Fatalf("profile %+v, want one sample of the 0.5 ms interval", p)
+	}
+}
+
+// TestSetInterval: a log without CollectionStart (before Windows 8) says
+// its sampling interval only in PerfInfo/SetInterval, logged as the
+// session sets it and again as it stops and puts the old one back; the
+// samples were taken at the last one's old interval, as TraceLog takes
+// it. A CollectionStart wins wherever it is; other profile sources (a
+// processor counter's) do not count.
+func TestSetInterval(t *testing.T) {
+	set := func(ts int64, source, new, old uint32) []byte {
+		return kev(ts, gPerfInfo, opSetInterval, kkpl().u32(source).u32(new).u32(old))
+	}
+	start := kev(1, gPerfInfo, opCollectionStart, kkpl().u32(0).u32(2500).u32(10000))
+	sample := kev(100, gPerfInfo, opSampledProfile, kkpl().ptrs(app+0x50).u32(77).u16(1).u16(0))
+	for _, c := range []struct {
+		name   string
+		events [][]byte
+		want   int64 // nanoseconds a sample
+	}{
+		{"set, then reset at the end", [][]byte{set(1, 0, 5000, 10000), sample, set(200, 0, 10000, 5000)}, 500_000},
+		{"reset at the end alone", [][]byte{sample, set(200, 0, 10000, 1221)}, 122_100},
+		{"another source's", [][]byte{set(1, 1, 5000, 10000), sample, set(200, 1, 10000, 5000)}, 1_000_000},
+		{"CollectionStart first", [][]byte{start, set(2, 0, 5000, 10000), sample, set(200, 0, 10000, 5000)}, 250_000},
+		{"CollectionStart last", [][]byte{set(1, 0, 5000, 10000), sample, set(200, 0, 10000, 5000), kev(300, gPerfInfo, opCollectionStart, kkpl().u32(0).u32(2500).u32(10000))}, 250_000},
+		{"none", [][]byte{sample}, 1_000_000},
+	} {
+		b := NewBuilder(Options{Kind: CPU}, 0, 10_000_000)
+		feed(t, b, c.events...)
+		p, err := b.Finish()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if len(p.Samples) != 1 || p.Samples[0].Values[1] != c.want || p.PeriodNanos != c.want {
+			t.Errorf("%s: samples %+v, period %d; want one sample of %d ns", c.name, p.Samples, p.PeriodNanos, c.want)
+		}
+	}
+	log, err := etltest.Log(tracetest.Bytes(t, "../testdata/traces/gcevents.etl.zip"), set(1, 0, 10000, 0x7fffffff), sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.NewReader(bytes.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Build(r, Options{Kind: CPU}); !errors.Is(err, ErrNotCredible) || !strings.Contains(fmt.Sprint(err), "SetInterval") {
+		t.Errorf("garbled SetInterval: error %v, want ErrNotCredible naming SetInterval", err)
 	}
 }
 

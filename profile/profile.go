@@ -67,7 +67,8 @@
 //
 // A kernel session (PerfView's default) samples every processor once a
 // millisecond, or at the interval the trace's PerfInfo/CollectionStart
-// gives, and walks each sample's stack. Each sample counts that interval
+// gives (in a log that has none, the old interval of its last
+// PerfInfo/SetInterval, which a session logs as it stops), and walks each sample's stack. Each sample counts that interval
 // once (its Count field, which Microsoft documents as not used, is not
 // read: TraceEvent does not either) on the stack the kernel walked: the
 // kernel-mode frames, then the user-mode ones, whether the walk came whole
@@ -326,7 +327,7 @@ type Profile struct {
 	StartNanos, DurationNanos int64
 	// PeriodNanos is the sampling interval of a CPU profile where the
 	// trace states it: an ETW log's kernel CPU samples (PerfInfo's
-	// CollectionStart, or the kernel's default of 1 ms); 0 otherwise
+	// CollectionStart or SetInterval, or the kernel's default of 1 ms); 0 otherwise
 	// (EventPipe's samples are weighed by the time between a thread's
 	// samples, not by one period). pprof shows it as the Period.
 	PeriodNanos int64
