@@ -2,6 +2,7 @@ package gcstats_test
 
 import (
 	"bytes"
+	"encoding/csv"
 	"slices"
 	"strings"
 	"testing"
@@ -216,6 +217,24 @@ func TestProcessIDReusedNumbering(t *testing.T) {
 	}
 	if strings.Contains(out, "not in the trace, though") {
 		t.Errorf("GCs said lost:\n%s", out)
+	}
+	// The records tell the two apart by process_start_ms: -1 for the
+	// process whose start the trace lacks.
+	b.Reset()
+	if err := gcstats.WriteCSV(&b, a.Origin(), ps); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := slices.Index(rows[0], "process_start_ms")
+	var got []string
+	for _, r := range rows[1:] {
+		got = append(got, r[0]+"@"+r[col]+" gc "+r[1])
+	}
+	if want := []string{"10@-1 gc 5", "10@-1 gc 6", "10@3.000 gc 1", "10@3.000 gc 2"}; col < 0 || !slices.Equal(got, want) {
+		t.Errorf("CSV records (pid@process_start_ms gc n) %q, want %q:\n%s", got, want, b.String())
 	}
 }
 

@@ -88,9 +88,12 @@ func WriteText(w io.Writer, origin time.Time, procs []*Process) error {
 //	pinned_objects          number (-1 as heap_after_bytes)
 //	heaps                   number (0: unknown)
 //	complete                boolean
+//	process_start_ms        number: the process's start (Process.Life), -1 when
+//	                        the trace does not record it; with pid, it tells
+//	                        apart processes of one ID
 func Columns() []string { return append([]string(nil), columns...) }
 
-var columns = []string{"pid", "gc", "gen", "reason", "type", "start_ms", "pause_ms", "pauses", "suspend_ms", "duration_ms", "pause_percent", "allocated_bytes", "heap_before_bytes", "heap_before_estimated", "heap_after_bytes", "fragmentation_bytes", "promoted_bytes", "pinned_objects", "heaps", "complete"}
+var columns = []string{"pid", "gc", "gen", "reason", "type", "start_ms", "pause_ms", "pauses", "suspend_ms", "duration_ms", "pause_percent", "allocated_bytes", "heap_before_bytes", "heap_before_estimated", "heap_after_bytes", "fragmentation_bytes", "promoted_bytes", "pinned_objects", "heaps", "complete", "process_start_ms"}
 
 // WriteJSONLines writes one JSON object a line per GC, each process's GCs
 // in turn, with the keys Columns lists, each always of the same JSON type.
@@ -161,6 +164,8 @@ func appendRecord(r *textfmt.Records, p *Process, gc *GC, origin time.Time) {
 	uintOr(gc.sizesKnown(), uint64(gc.PinnedObjects))
 	r.Int(int64(gc.Heaps))
 	r.Bool(gc.Complete)
+	start, _ := p.Life()
+	msOr(!start.IsZero(), start.Sub(origin))
 	r.End()
 }
 

@@ -53,6 +53,7 @@ func TestWriteJSONLines(t *testing.T) {
 		"start_ms": "number", "pause_ms": "number", "pauses": "number", "suspend_ms": "number", "duration_ms": "number",
 		"pause_percent": "number", "allocated_bytes": "number", "heap_before_bytes": "number", "heap_before_estimated": "bool",
 		"heap_after_bytes": "number", "fragmentation_bytes": "number", "promoted_bytes": "number", "pinned_objects": "number", "heaps": "number", "complete": "bool",
+		"process_start_ms": "number",
 	}
 	if len(types) != len(gcstats.Columns()) {
 		t.Errorf("Columns %v, want the %d keys here", gcstats.Columns(), len(types))

@@ -51,9 +51,13 @@ func WriteText(w io.Writer, origin time.Time, procs []*Process, top int) error {
 //	jit_ms       number: the compile time (-1 when the trace has no start event for it)
 //	il_size, native_size
 //	             numbers: bytes
+//	process_start_ms
+//	             number: the process's start (Process.Life), -1 when the
+//	             trace does not record it; with pid, it tells apart
+//	             processes of one ID
 func Columns() []string { return append([]string(nil), columns...) }
 
-var columns = []string{"pid", "method", "method_id", "tier", "start_ms", "tid", "jit_ms", "il_size", "native_size"}
+var columns = []string{"pid", "method", "method_id", "tier", "start_ms", "tid", "jit_ms", "il_size", "native_size", "process_start_ms"}
 
 // WriteJSONLines writes one JSON object a line per compiled method, each
 // process's methods in turn in the order their code was loaded, with the
@@ -72,6 +76,8 @@ func writeRecords(w io.Writer, origin time.Time, procs []*Process, json bool) er
 	bw := bufio.NewWriter(w)
 	r := textfmt.NewRecords(bw, columns, json)
 	for _, p := range procs {
+		start, _ := p.Life()
+		started := !start.IsZero()
 		for _, m := range p.Methods {
 			r.Int(p.PID)
 			r.String(m.Name)
@@ -86,6 +92,11 @@ func writeRecords(w io.Writer, origin time.Time, procs []*Process, json bool) er
 			}
 			r.Uint(uint64(m.ILSize))
 			r.Uint(uint64(m.NativeSize))
+			if started {
+				r.Float(ms(start.Sub(origin)), 3)
+			} else {
+				r.Int(-1)
+			}
 			r.End()
 		}
 	}

@@ -57,11 +57,12 @@ func TestWriteJSONLines(t *testing.T) {
 		JitMS      float64 `json:"jit_ms"`
 		ILSize     uint32  `json:"il_size"`
 		NativeSize uint32  `json:"native_size"`
+		ProcStart  float64 `json:"process_start_ms"`
 	}
 	want := []line{
-		{9, "App.Run(int32)", "0x100", "QuickJitted", 1, 5, 2, 40, 120},
-		{9, "", "0x100", "OptimizedTier1", 50, 7, 8, 40, 90},
-		{9, "", "0x300", "Optimized", 60, 8, -1, 0, 10},
+		{9, "App.Run(int32)", "0x100", "QuickJitted", 1, 5, 2, 40, 120, -1},
+		{9, "", "0x100", "OptimizedTier1", 50, 7, 8, 40, 90, -1},
+		{9, "", "0x300", "Optimized", 60, 8, -1, 0, 10, -1},
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	if len(lines) != len(want) {

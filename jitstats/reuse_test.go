@@ -2,6 +2,9 @@ package jitstats_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -96,5 +99,25 @@ func TestProcessIDReused(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("no %q in\n%s", want, b.String())
 		}
+	}
+	// The records tell the two apart by process_start_ms.
+	b.Reset()
+	if err := jitstats.WriteJSONLines(&b, a.Origin(), ps); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		var r struct {
+			PID    int64   `json:"pid"`
+			Start  float64 `json:"process_start_ms"`
+			Method string  `json:"method"`
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%d@%.3f %s", r.PID, r.Start, r.Method))
+	}
+	if want := []string{"10@0.100 App.First()", "10@0.400 App.Second()", "10@0.400 App.Again()"}; !slices.Equal(got, want) {
+		t.Errorf("JSON lines (pid@process_start_ms method) %q, want %q", got, want)
 	}
 }
