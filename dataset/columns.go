@@ -73,4 +73,5 @@ var tracesColumns = []column{
 	{name: "damaged_bytes", kind: clrimpl.ColumnInt64},
 	{name: "damage", kind: clrimpl.ColumnString, optional: true},
 	{name: "dropped", kind: clrimpl.ColumnInt64},
+	{name: "lost_buffers", kind: clrimpl.ColumnInt64},
 }

@@ -134,7 +134,9 @@
 // and its offset, or what is missing; NULL when the whole trace was
 // read: damage IS NULL is the test for a whole trace); then dropped, the
 // events the trace's writer dropped (trace.Reader.Dropped), which the
-// trace, whole or not, does not hold.
+// trace, whole or not, does not hold, and lost_buffers, the whole buffers
+// of events an ETW session could not write (trace.Reader.LostBuffers; 0
+// for other traces), whose events no count gives.
 //
 // # Files
 //
@@ -501,6 +503,11 @@ type Stats struct {
 	// its session's buffer full; an ETW session, as its log header counts
 	// them; trace.Reader.Dropped): not in the trace, so in no table.
 	Dropped int64
+	// LostBuffers counts the whole buffers an ETW session could not write
+	// (its log header's BuffersLost; trace.Reader.LostBuffers), whose
+	// events no count gives: not in the trace, nor in Dropped. 0 for
+	// other traces.
+	LostBuffers int64
 	// Undecoded is nil, or an error that names the first few events that
 	// did not decode and counts them (trace.ErrUndecoded).
 	Undecoded error
@@ -740,6 +747,8 @@ func (tw *traceWriter) write(ctx context.Context, src *trace.Reader) (Stats, err
 	}
 	st.Dropped = int64(src.Dropped())
 	t.Int(st.Dropped)
+	st.LostBuffers = int64(src.LostBuffers())
+	t.Int(st.LostBuffers)
 	if err := t.end(); err != nil {
 		return st, err
 	}

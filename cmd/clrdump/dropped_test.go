@@ -61,6 +61,18 @@ func TestLostBuffers(t *testing.T) {
 		if code != exitError || !strings.HasSuffix(errs, want) {
 			t.Errorf("exit %d, stderr %q; want 1 and %q", code, errs, want)
 		}
+		// A dataset's traces row counts both.
+		dir := filepath.Join(t.TempDir(), "ds")
+		if errs, code := parquetRun(t, &parquetFlags{}, "-o", dir, name); code != exitError || !strings.HasSuffix(errs, want) {
+			t.Errorf("-format parquet: exit %d, stderr %q; want 1 and %q", code, errs, want)
+		}
+		rows, _ := filepath.Glob(filepath.Join(dir, "traces", "*.parquet"))
+		if len(rows) != 1 {
+			t.Fatalf("%d traces files", len(rows))
+		}
+		if row := readParquet(t, rows[0]); len(row) != 1 || row[0]["dropped"].Int64() != int64(c.events) || row[0]["lost_buffers"].Int64() != 3 {
+			t.Errorf("traces row %v, want dropped %d and lost_buffers 3", row, c.events)
+		}
 	}
 }
 
