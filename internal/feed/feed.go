@@ -282,14 +282,10 @@ func Titles(origin time.Time, ps []Titled) []string {
 	for i, p := range ps {
 		name := p.Name
 		if n[p.PID] > 1 {
-			start := "start not in the trace"
-			if !p.Start.IsZero() {
-				start = "started at " + strconv.FormatFloat(float64(p.Start.Sub(origin))/float64(time.Millisecond), 'f', 3, 64) + " ms"
-			}
 			if name != "" {
 				name += ", "
 			}
-			name += start
+			name += numfmt.Started(origin, p.Start)
 		}
 		out[i] = ProcessTitle(p.PID, name)
 	}

@@ -2,7 +2,10 @@
 // commands, one way everywhere.
 package numfmt
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // Thousands formats n in decimal with commas between groups of three
 // digits: 1,234,567.
@@ -56,4 +59,15 @@ func Size(n int64) string {
 		return strconv.FormatFloat(v, 'f', 1, 64) + " " + unit
 	}
 	return strconv.FormatFloat(v, 'f', 0, 64) + " " + unit
+}
+
+// Started tells a process apart from another of its ID by its start:
+// "started at 3.000 ms", in milliseconds from origin, or "start not in the
+// trace" for a zero start. The GC and JIT reports' titles and the
+// profiles' process frames say it alike.
+func Started(origin, start time.Time) string {
+	if start.IsZero() {
+		return "start not in the trace"
+	}
+	return "started at " + strconv.FormatFloat(float64(start.Sub(origin))/float64(time.Millisecond), 'f', 3, 64) + " ms"
 }

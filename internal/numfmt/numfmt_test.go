@@ -3,6 +3,7 @@ package numfmt
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 func TestThousands(t *testing.T) {
@@ -31,6 +32,26 @@ func TestCount(t *testing.T) {
 	for n, want := range map[int64]string{0: "0 fields", 1: "1 field", 2: "2 fields", 1234: "1,234 fields"} {
 		if got := Count(n, "field"); got != want {
 			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// TestStarted: a process's start as the reports and profiles tell two
+// processes of one ID apart.
+func TestStarted(t *testing.T) {
+	origin := time.Unix(1000, 0)
+	for _, c := range []struct {
+		start time.Time
+		want  string
+	}{
+		{time.Time{}, "start not in the trace"},
+		{origin, "started at 0.000 ms"},
+		{origin.Add(3 * time.Millisecond), "started at 3.000 ms"},
+		{origin.Add(1234567 * time.Nanosecond), "started at 1.235 ms"},
+		{origin.Add(-100 * time.Microsecond), "started at -0.100 ms"},
+	} {
+		if got := Started(origin, c.start); got != c.want {
+			t.Errorf("Started(origin, origin%+v) = %q, want %q", c.start.Sub(origin), got, c.want)
 		}
 	}
 }
