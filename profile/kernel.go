@@ -94,7 +94,7 @@ var (
 )
 
 // kernelEvent handles an event of kernelevents' of class (its provider
-// GUID): processes' names, images and their PDBs for the map, and for a
+// GUID): processes' starts and names, images and their PDBs for the map, and for a
 // CPU profile sample intervals and samples. Other classes are not decoded.
 func (b *Builder) kernelEvent(e *trace.Event, class clrimpl.GUID) error {
 	switch {
@@ -113,10 +113,7 @@ func (b *Builder) kernelEvent(e *trace.Event, class clrimpl.GUID) error {
 	}
 	if v, ok := ev.(kernelevents.ProcessEvent); ok {
 		if f := v.ProcessFields(); f.Kind == kernelevents.KindProcessStart || f.Kind == kernelevents.KindProcessDCStart {
-			if b.procNames == nil {
-				b.procNames = map[int64]string{}
-			}
-			b.procNames[int64(f.ProcessID)] = f.ImageFileName.String()
+			b.noteProcess(int64(f.ProcessID), e.Timestamp(), e.Time(), f.ImageFileName.String(), f.Kind == kernelevents.KindProcessDCStart)
 		}
 		return nil
 	}

@@ -66,11 +66,16 @@ func kev(ts int64, group, op uint8, p kpl) []byte {
 }
 
 func imageEvent(pid uint32, base, size uint64, name string) []byte {
+	return imageEventAt(0, pid, base, size, name)
+}
+
+// imageEventAt is imageEvent at timestamp ts.
+func imageEventAt(ts int64, pid uint32, base, size uint64, name string) []byte {
 	p := kkpl().ptrs(base, size).u32(pid).u32(0).u32(0).u32(0).ptrs(base).u32(0).u32(0).u32(0).u32(0)
 	for _, r := range name {
 		p = p.u16(uint16(r))
 	}
-	return kev(0, gImage, opDCStart, p.u16(0))
+	return kev(ts, gImage, opDCStart, p.u16(0))
 }
 
 // feed reads a log of the events through the front door into b.

@@ -114,6 +114,23 @@
 // that name, without a mapping) and the first frame of a speedscope
 // sample. A profile of one process has no such frame: its stacks are the
 // same whether or not Options.PIDs picked it.
+//
+// # Processes of one ID
+//
+// Windows gives an exited process's ID to a new process soon after, and
+// a machine-wide ETW log may hold both. They are two processes, as
+// TraceEvent's TraceProcess makes them: a kernel Process/Start begins a
+// new process of its ID, with its own name and start, and a
+// Process/DCStart (the rundown) names one running before the trace.
+// Each sample is of the process of its ID live at the sample's time (the
+// latest to start before it; before the ID's first Process/Start, the
+// one running before the trace, unnamed when no DCStart names it), and
+// says which by its ProcessStart; Profile.Processes names each. The
+// writers start the stacks of each with a frame of its own, which names
+// its start where another process of its ID has samples too, from the
+// profile's start as the GC and JIT reports name them: "app.exe (10,
+// started at 3.000 ms)", "process 10 (start not in the trace)".
+// Options.PIDs keeps every process of an ID it lists.
 package profile
 
 import (
@@ -269,10 +286,12 @@ type Options struct {
 	// trace's samples are kept whole: its symbols do not say which code
 	// is managed.)
 	ManagedOnly bool
-	// PIDs keeps the samples of these processes only; nil (or empty)
-	// keeps every process. In an ETW trace, process 0 is the idle
-	// processors (the kernel's Idle process), and -1 picks the samples
-	// whose process the trace does not say.
+	// PIDs keeps the samples of these processes only (every process
+	// that had a listed ID, where the system gave it again: see
+	// "Processes of one ID"); nil (or empty) keeps every process. In an
+	// ETW trace, process 0 is the idle processors (the kernel's Idle
+	// process), and -1 picks the samples whose process the trace does
+	// not say.
 	PIDs []int64
 	// Map, when not nil, is the code map the stacks resolve through, kept
 	// by someone else: a live collector's monitoring session, which saw
@@ -289,7 +308,13 @@ type Options struct {
 // (in one State).
 type Sample struct {
 	PID, TID int64
-	Stack    symbols.StackID
+	// ProcessStart is the start of the sample's process in Unix
+	// nanoseconds, where the trace records it (an ETW kernel
+	// Process/Start), else 0: with PID it tells apart two processes of
+	// one ID (see "Processes of one ID" in the package doc), and it is
+	// the process's Start in Profile.Processes.
+	ProcessStart int64
+	Stack        symbols.StackID
 	// State is, in a CPU profile of SampleProfiler samples, the state
 	// the runtime gave the samples (StateManaged or StateExternal): a
 	// thread's samples of one stack in each state are two Samples.
@@ -305,8 +330,8 @@ type Profile struct {
 	// SampleTypes are the samples' values (Kind.SampleTypes; a CPU
 	// profile of SampleProfiler samples has ThreadTimeSampleTypes).
 	SampleTypes []ValueType
-	// Samples in a stable order: by process, thread, then first
-	// appearance.
+	// Samples in a stable order: by process (PID, then ProcessStart),
+	// thread, then first appearance.
 	Samples []Sample
 	// Map resolved the frames; Stacks interns them, root first.
 	Map    *symbols.Map
@@ -334,9 +359,17 @@ type Profile struct {
 	// Name is the trace's name.
 	Name string
 	// ProcessNames are the executables' names by process ID, where the
-	// trace gives them (an ETW trace's kernel Process events); nil when
-	// none.
+	// trace gives them (an ETW trace's kernel Process events, a universal
+	// trace's Universal.System events); nil when none. Of an ID the trace
+	// gave to more than one process, it holds the latest's name: Processes
+	// names each.
 	ProcessNames map[int64]string
+	// Processes are the processes the samples are of, one for each PID
+	// and ProcessStart of theirs, in the samples' order (by ID, then
+	// start), each with its executable's name where the trace gives it.
+	// A machine-wide ETW log may hold two processes of one ID (see
+	// "Processes of one ID" in the package doc): they are two entries.
+	Processes []Process
 }
 
 // raw is a sample as read: its stack not yet resolved.
@@ -495,10 +528,14 @@ type Builder struct {
 
 	// ETW: the contention a ContentionStop ended, for addETW.
 	stopped pending
-	// ETW: the kernel's CPU samples and their stacks (kernel.go), and the
-	// processes' names.
-	k         kstate
-	procNames map[int64]string
+	// ETW: the kernel's CPU samples and their stacks (kernel.go), and its
+	// Process/Start and DCStart events (process.go).
+	k          kstate
+	procEvents []procEvent
+	// threadProcs is, by thread index, the thread's process: set at
+	// Finish (assignProcesses) where the trace has kernel Process
+	// events, nil for a thread of an ID that has none.
+	threadProcs []*proc
 	// universal: CPU samples came from a universal trace's
 	// Universal.Events (universal.go).
 	universal bool
@@ -719,13 +756,14 @@ func (b *Builder) noEvents() error {
 	if len(b.others) == 0 {
 		return fmt.Errorf("%w for the %s profile: %s", ErrNoEvents, b.o.Kind, b.o.Kind.missing())
 	}
+	names := processNames(b.processes()) // of its latest process, where an ID had two
 	pids := slices.Sorted(maps.Keys(b.others))
 	slices.SortStableFunc(pids, func(x, y int64) int { return cmp.Compare(b.others[y], b.others[x]) })
 	const most = 10
 	var list []string
 	for _, pid := range pids[:min(len(pids), most)] {
 		n := b.others[pid]
-		switch name := b.procNames[pid]; {
+		switch name := names[pid]; {
 		case pid < 0:
 			list = append(list, fmt.Sprintf("process unknown (%d events)", n))
 		case name != "":
@@ -1360,8 +1398,10 @@ func (b *Builder) Finish() (*Profile, error) {
 	if b.raws.n == dropped {
 		return nil, b.noEvents()
 	}
+	procs := b.processes()
+	b.assignProcesses(procs)
 	p := &Profile{Kind: b.o.Kind, SampleTypes: b.o.Kind.SampleTypes(), Map: b.m, Stacks: symbols.NewStacks(), Events: b.raws.n - dropped,
-		ProcessNames: b.procNames}
+		ProcessNames: processNames(procs)}
 	b.finishUniversal(p)
 	if b.o.Kind == CPU && b.k.samples.n > 0 {
 		p.PeriodNanos = b.k.interval
@@ -1453,7 +1493,7 @@ func (b *Builder) Finish() (*Profile, error) {
 					if !ok {
 						j = len(p.Samples)
 						index[ak] = j
-						p.Samples = append(p.Samples, Sample{PID: k.pid, TID: k.tid, Stack: c.stack, State: c.state, Values: make([]int64, nv)})
+						p.Samples = append(p.Samples, Sample{PID: k.pid, TID: k.tid, ProcessStart: b.processStart(r.thread), Stack: c.stack, State: c.state, Values: make([]int64, nv)})
 						threadOf = append(threadOf, r.thread)
 					}
 				}
@@ -1474,12 +1514,14 @@ func (b *Builder) Finish() (*Profile, error) {
 		cache[i].flush(b.m)
 	}
 	p.Samples = b.sortByThread(p.Samples, threadOf)
+	p.Processes = profileProcesses(p.Samples, procs, p.ProcessNames)
 	return p, nil
 }
 
-// sortByThread orders samples by process, then thread, stably (each
-// thread's samples keep their order of first appearance), as
-// Profile.Samples says; threadOf is each sample's thread index. A counting
+// sortByThread orders samples by process (its ID, then its start), then
+// thread, stably (each thread's samples keep their order of first
+// appearance), as Profile.Samples says; threadOf is each sample's thread
+// index (two processes of one ID have threads of their own). A counting
 // sort by the threads' ranks: one pass over the samples, a sort of the
 // threads alone.
 func (b *Builder) sortByThread(samples []Sample, threadOf []uint32) []Sample {
@@ -1489,7 +1531,7 @@ func (b *Builder) sortByThread(samples []Sample, threadOf []uint32) []Sample {
 	}
 	slices.SortFunc(byKey, func(x, y uint32) int {
 		kx, ky := b.threadKeys[x], b.threadKeys[y]
-		return cmp.Or(cmp.Compare(kx.pid, ky.pid), cmp.Compare(kx.tid, ky.tid))
+		return cmp.Or(cmp.Compare(kx.pid, ky.pid), cmp.Compare(b.processStart(x), b.processStart(y)), cmp.Compare(kx.tid, ky.tid))
 	})
 	// start[t] is where thread t's samples begin.
 	start := make([]int, len(b.threadKeys))

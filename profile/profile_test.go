@@ -786,7 +786,7 @@ func TestAllocSampledOverTicks(t *testing.T) {
 	}
 	for _, s := range p.Samples {
 		frames := p.Stacks.Frames(s.Stack)
-		k := p.processName(s.PID) + ";" + p.Map.Frame(frames[len(frames)-1]).String()
+		k := p.procFrames().name(procKey{s.PID, s.ProcessStart}) + ";" + p.Map.Frame(frames[len(frames)-1]).String()
 		got[k][0] += s.Values[0]
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -23,30 +23,11 @@ func (p *Profile) main() int { return len(p.SampleTypes) - 1 }
 // module!Namespace.Method(Signature), "?!?" when unresolved.
 func (p *Profile) frameName(f symbols.FrameID) string { return p.Map.Frame(f).String() }
 
-// processName names a process as its root frame: "test.exe (3644)",
-// "process 3644" when the trace does not name it, "process unknown" when
-// it does not say which process a sample is of.
-func (p *Profile) processName(pid int64) string {
-	if pid < 0 {
-		return "process unknown"
-	}
-	if n := p.ProcessNames[pid]; n != "" {
-		return n + " (" + strconv.FormatInt(pid, 10) + ")"
-	}
-	return "process " + strconv.FormatInt(pid, 10)
-}
-
 // rooted reports whether the writers start each stack with its process's
 // frame: when the samples come from more than one process (see the
-// package doc, "Frames and processes").
-func (p *Profile) rooted() bool {
-	for _, s := range p.Samples {
-		if s.PID != p.Samples[0].PID {
-			return true
-		}
-	}
-	return false
-}
+// package doc, "Frames and processes"), two processes of one ID (one PID,
+// two ProcessStarts) among them.
+func (p *Profile) rooted() bool { return p.procFrames().rooted }
 
 // Folded returns the profile as folded stacks: each distinct stack (frame
 // names joined by ';', root first) with the sum of its main value over
@@ -56,8 +37,8 @@ func (p *Profile) rooted() bool {
 // package doc).
 func (p *Profile) Folded() map[string]int64 {
 	vi := p.main()
-	multi := p.rooted()
-	var procs map[int64]string
+	procs := p.procFrames()
+	multi := procs.rooted
 	names := make([]string, p.Stacks.Len())
 	frameNames := make([]string, p.Map.NumFrames())
 	out := make(map[string]int64, len(p.Samples)/4)
@@ -89,14 +70,7 @@ func (p *Profile) Folded() map[string]int64 {
 			names[s.Stack] = n
 		}
 		if multi {
-			if procs == nil {
-				procs = map[int64]string{}
-			}
-			pn, ok := procs[s.PID]
-			if !ok {
-				pn = p.processName(s.PID)
-				procs[s.PID] = pn
-			}
+			pn := procs.name(procKey{s.PID, s.ProcessStart})
 			if n == "" {
 				n = pn
 			} else {
@@ -225,20 +199,22 @@ func (p *Profile) Pprof() *profile.Profile {
 		out.Location = append(out.Location, l)
 		return l
 	}
-	rooted := p.rooted()
-	procLocs := map[int64]*profile.Location{}
+	procs := p.procFrames()
+	rooted := procs.rooted
+	procLocs := map[procKey]*profile.Location{}
 	for _, s := range p.Samples {
+		pk := procKey{s.PID, s.ProcessStart}
 		frames := p.Stacks.Frames(s.Stack)
 		ls := make([]*profile.Location, 0, len(frames)+1)
 		for i := len(frames) - 1; i >= 0; i-- { // pprof lists the leaf first
 			ls = append(ls, location(frames[i]))
 		}
 		if rooted {
-			l := procLocs[s.PID]
+			l := procLocs[pk]
 			if l == nil {
 				l = &profile.Location{ID: uint64(len(out.Location) + 1),
-					Line: []profile.Line{{Function: function(p.processName(s.PID), "")}}}
-				procLocs[s.PID] = l
+					Line: []profile.Line{{Function: function(procs.name(pk), "")}}}
+				procLocs[pk] = l
 				out.Location = append(out.Location, l)
 			}
 			ls = append(ls, l)
@@ -252,7 +228,7 @@ func (p *Profile) Pprof() *profile.Profile {
 			// does not survive pprof's encoding.
 			NumUnit: map[string][]string{"thread": {"thread"}, "pid": {"pid"}},
 		}
-		if n := p.ProcessNames[s.PID]; n != "" {
+		if n := procs.exe(pk); n != "" {
 			ps.Label = map[string][]string{"process": {n}}
 		}
 		if s.State != StateNone {
@@ -263,16 +239,16 @@ func (p *Profile) Pprof() *profile.Profile {
 		}
 		out.Sample = append(out.Sample, ps)
 	}
-	out.Mapping = p.mainFirst(out.Mapping, rooted)
+	out.Mapping = p.mainFirst(out.Mapping, procs)
 	return out
 }
 
 // mainFirst puts first the mapping pprof takes for the main binary (see
 // Pprof) and numbers the mappings again.
-func (p *Profile) mainFirst(ms []*profile.Mapping, rooted bool) []*profile.Mapping {
+func (p *Profile) mainFirst(ms []*profile.Mapping, procs *procFrames) []*profile.Mapping {
 	main := &profile.Mapping{HasFunctions: true} // no file: pprof names none
-	if !rooted && len(p.Samples) > 0 {
-		if exe := p.ProcessNames[p.Samples[0].PID]; exe != "" {
+	if !procs.rooted && len(p.Samples) > 0 {
+		if exe := procs.exe(procKey{p.Samples[0].PID, p.Samples[0].ProcessStart}); exe != "" {
 			main = &profile.Mapping{File: exe, HasFunctions: true} // unless a mapping of the executable holds samples
 			for i, m := range ms {
 				if strings.EqualFold(baseName(m.File), exe) {
@@ -347,7 +323,7 @@ func ssUnit(u string) string {
 // package doc).
 func (p *Profile) WriteSpeedscope(w io.Writer) error {
 	vi := p.main()
-	rooted := p.rooted()
+	procs := p.procFrames()
 	f := ssFile{Schema: "https://www.speedscope.app/file-format-schema.json", Name: p.Name,
 		Exporter: "clrevents", Shared: ssShared{Frames: []ssFrame{}}, Profiles: []ssProfile{}}
 	frameIdx := map[string]int{}
@@ -360,11 +336,17 @@ func (p *Profile) WriteSpeedscope(w io.Writer) error {
 		}
 		return j
 	}
-	byThread := map[threadKey]int{}
+	// A thread of a process (two processes of one ID may have threads
+	// of one ID too).
+	type procThread struct {
+		proc procKey
+		tid  int64
+	}
+	byThread := map[procThread]int{}
 	// The sample of a thread's stack (its profile's, and its index there),
 	// where the stack's Samples are in more than one State.
 	type threadStack struct {
-		k     threadKey
+		k     procThread
 		stack symbols.StackID
 	}
 	var byStack map[threadStack]int
@@ -372,13 +354,14 @@ func (p *Profile) WriteSpeedscope(w io.Writer) error {
 		if s.Values[vi] == 0 {
 			continue
 		}
-		k := threadKey{s.PID, s.TID}
+		pk := procKey{s.PID, s.ProcessStart}
+		k := procThread{pk, s.TID}
 		pi, ok := byThread[k]
 		if !ok {
 			pi = len(f.Profiles)
 			byThread[k] = pi
 			f.Profiles = append(f.Profiles, ssProfile{Type: "sampled", Unit: ssUnit(p.SampleTypes[vi].Unit),
-				Name: fmt.Sprintf("%s: %s, thread %d", p.Kind, p.processName(s.PID), s.TID), Samples: [][]int{}, Weights: []int64{}})
+				Name: fmt.Sprintf("%s: %s, thread %d", p.Kind, procs.name(pk), s.TID), Samples: [][]int{}, Weights: []int64{}})
 		}
 		pr := &f.Profiles[pi]
 		if s.State != StateNone {
@@ -395,8 +378,8 @@ func (p *Profile) WriteSpeedscope(w io.Writer) error {
 		}
 		frames := p.Stacks.Frames(s.Stack)
 		stack := make([]int, 0, len(frames)+1)
-		if rooted {
-			stack = append(stack, frame(p.processName(s.PID), ""))
+		if procs.rooted {
+			stack = append(stack, frame(procs.name(pk), ""))
 		}
 		for _, fr := range frames {
 			fm := p.Map.Frame(fr)

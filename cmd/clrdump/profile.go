@@ -25,7 +25,9 @@ import (
 // folded and speedscope go to standard output without -o, pprof (binary)
 // needs -o. -managed-only leaves out CPU time outside managed code; -pid
 // keeps one process (without it, or with -pid -1, every process; an ETW
-// trace's -pid 0 is its idle processors). A trace without the events the
+// trace's -pid 0 is its idle processors; of an ID the system gave again
+// within the trace, every process that had it, each under its own root
+// frame). A trace without the events the
 // profile needs is an error that says what to enable, or which processes
 // have them when -pid left them out.
 //

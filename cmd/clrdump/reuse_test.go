@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,6 +79,67 @@ func TestReportReusedPID(t *testing.T) {
 		_, errs, code := dump(t, "-report", report, "-pid", "12", name)
 		if want := ": the trace has them for processes 10, 11\n"; code != exitError || !strings.HasSuffix(errs, want) {
 			t.Errorf("-report %s -pid 12: exit %d, stderr %q; want 1 and ending %q", report, code, errs, want)
+		}
+	}
+}
+
+// TestProfileReusedPID: -profile with -pid of an ID two processes had in
+// turn keeps both, each under a root frame of its own that names its
+// start, as -report names them; without -pid, so does every process.
+// Keyed by ID alone, the two were one root, named after the later
+// process.
+func TestProfileReusedPID(t *testing.T) {
+	real := tracetest.Bytes(t, "../../testdata/traces/gcevents.etl.zip")
+	base, err := etltest.Origin(real) // 100 ns units
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(ms float64) int64 { return base + int64(ms*1e4) }
+	le := binary.LittleEndian
+	thread := func(ms float64, pid, tid uint32) []byte { // Thread/Start
+		p := le.AppendUint32(le.AppendUint32(nil, pid), tid)
+		p = append(p, make([]byte, 7*8+4)...)
+		return etltest.System(0x05, 1, 2, 0, 0, at(ms), p)
+	}
+	sample := func(ms float64, tid uint32) []byte { // PerfInfo/Sample, no stack walk
+		p := le.AppendUint32(le.AppendUint64(nil, 0x400000), tid)
+		p = le.AppendUint16(le.AppendUint16(p, 1), 0)
+		return etltest.System(0x0F, 46, 2, 0, 0, at(ms), p)
+	}
+	log, err := etltest.Log(real,
+		etltest.Process(3, 11, at(0), "other.exe"),
+		thread(0, 11, 55),
+		etltest.Process(1, 10, at(0.1), "app.exe"),
+		thread(0.1, 10, 77),
+		sample(0.5, 77),
+		sample(0.6, 55),
+		etltest.Process(2, 10, at(2), "app.exe"),
+		etltest.Process(1, 10, at(3), "app.exe"),
+		thread(3, 10, 88),
+		sample(4, 88),
+		sample(5, 88),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(t.TempDir(), "reused.etl")
+	if err := os.WriteFile(name, log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first, second := "app.exe (10, started at 0.100 ms);?!? 1000000\n", "app.exe (10, started at 3.000 ms);?!? 2000000\n"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-pid", "10"}, first + second},
+		{nil, first + second + "other.exe (11);?!? 1000000\n"},
+	} {
+		out, errs, code := dump(t, append(append([]string{"-profile", "cpu"}, c.args...), name)...)
+		if code != exitOK {
+			t.Errorf("%v: exit %d, stderr %q", c.args, code, errs)
+		}
+		if out != c.want {
+			t.Errorf("-profile cpu %v:\n%s\nwant:\n%s", c.args, out, c.want)
 		}
 	}
 }
