@@ -258,11 +258,17 @@ func (e *Event) Creator() (pid, tid int64, ok bool) {
 
 // CPU is the processor number, or -1 where the trace does not record one
 // (EventPipe before NetTrace V4; .NET 5+ runtimes often write "unknown").
+// In NetTrace V4 and V5 the header's processor is the capture thread's,
+// the thread that wrote the event: for an event it wrote of another
+// thread (SampleProfiler's ThreadSample, whose thread is the sampled one)
+// it is the sampler's processor, not the event's thread's, so CPU is -1,
+// as TraceEvent leaves it unset.
 func (e *Event) CPU() int {
 	if e.et != nil {
 		return int(e.et.ProcessorNumber)
 	}
-	if e.r.info.Version < 4 || e.nt.ProcessorNumber == 0xFFFFFFFF {
+	v := e.r.info.Version
+	if v < 4 || e.nt.ProcessorNumber == 0xFFFFFFFF || v < 6 && e.nt.ThreadID != e.nt.CaptureThreadID {
 		return -1
 	}
 	return int(e.nt.ProcessorNumber)
