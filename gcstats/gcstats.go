@@ -291,6 +291,7 @@ func Read(r *trace.Reader) (*Analyzer, error) {
 	if err := feed.Usable(r); err != nil {
 		return a, err
 	}
+	a.feed.StartFrom(r)
 	readErr := feed.ReadAll(r, a.Add)
 	lost := errors.Join(readErr, a.DecodeErrors())
 	if len(a.Processes()) == 0 {
@@ -442,7 +443,7 @@ func (p *Process) Life() (start, exit time.Time) {
 }
 
 // TimeInTrace returns the span of the trace the process was alive in:
-// from the trace's first event (the Analyzer's Origin), or the process's
+// from the trace's start (the Analyzer's Origin), or the process's
 // start when the trace records it, to the trace's last event, or the
 // process's exit when the trace records it (an ETW kernel Process/Stop
 // event). The process's start is its ETW kernel Process/Start event, else
@@ -473,9 +474,11 @@ func (p *Process) TimeInTrace() (start, end time.Time) {
 	return start, end
 }
 
-// Origin is the time of the first event Add or Observe saw, unless
-// SetOrigin set it (zero if none): reports give times relative to it, as
-// PerfView does.
+// Origin is the time reports give times relative to: from Read, the
+// trace's start (trace.Info.StartTime: an EventPipe trace's sync time,
+// which comes before its first event, an ETW log's header), as PerfView's
+// GCStats counts its times; else what SetOrigin set, else the time of
+// the first event Add or Observe saw (zero if none).
 func (a *Analyzer) Origin() time.Time { return a.feed.Origin }
 
 // SetOrigin sets the time reports count from, for events fed by Observe.

@@ -12,7 +12,7 @@ import (
 )
 
 // The report in its text forms. Times count from origin (the Analyzer's
-// Origin: the trace's first event) in milliseconds. A figure the trace
+// Origin: from Read, the trace's start, as PerfView's) in milliseconds. A figure the trace
 // does not hold is unknown, shown as "?" in text and HTML and -1 in JSON
 // lines and CSV, never as 0: the pause figures of a GC whose suspension
 // the trace lacks (HasPause is false), and of a GC whose end it lacks

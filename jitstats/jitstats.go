@@ -161,6 +161,7 @@ func Read(r *trace.Reader) (*Analyzer, error) {
 	if err := feed.Usable(r); err != nil {
 		return a, err
 	}
+	a.feed.StartFrom(r)
 	readErr := feed.ReadAll(r, a.Add)
 	lost := errors.Join(readErr, a.DecodeErrors())
 	if len(a.Processes()) == 0 {
@@ -218,8 +219,11 @@ func (a *Analyzer) Add(e *trace.Event) {
 	}
 }
 
-// Origin is the time of the first event Add or Observe saw, unless
-// SetOrigin set it (zero if none): reports give times relative to it.
+// Origin is the time reports give times relative to: from Read, the
+// trace's start (trace.Info.StartTime: an EventPipe trace's sync time,
+// which comes before its first event, an ETW log's header), as PerfView's
+// JITStats counts its times; else what SetOrigin set, else the time of
+// the first event Add or Observe saw (zero if none).
 func (a *Analyzer) Origin() time.Time { return a.feed.Origin }
 
 // SetOrigin sets the time reports count from, for events fed by Observe.

@@ -14,7 +14,7 @@ import (
 )
 
 // The report in its text forms. Times count from origin (the Analyzer's
-// Origin: the trace's first event) in milliseconds.
+// Origin: from Read, the trace's start, as PerfView's) in milliseconds.
 
 // WriteText writes, for each process, a line that sums it up (methods
 // compiled, their compile time, ReadyToRun methods used), a table by

@@ -53,11 +53,22 @@ func ByDisplayName[K comparable](providers []string, byName map[string]K) Kinds[
 
 // Feed takes events from a trace for an analysis.
 type Feed struct {
-	// Origin is the time of the first event seen.
+	// Origin is the time reports count from: the trace's start
+	// (StartFrom), else the time of the first event seen.
 	Origin time.Time
 	// Undecoded collects the events the analysis needed that did not
 	// decode.
 	Undecoded trace.DecodeErrors
+}
+
+// StartFrom makes r's start (trace.Info.StartTime: EventPipe's sync
+// time, an ETW log's header) the Origin, as TraceEvent's relative times
+// and PerfView's GCStats and JITStats count from it; a trace that states
+// no start keeps the first event's time.
+func (f *Feed) StartFrom(r *trace.Reader) {
+	if t := r.Info().StartTime; !t.IsZero() {
+		f.Origin = t
+	}
 }
 
 // Take returns e decoded when want holds its type in clrevents
