@@ -144,6 +144,11 @@ type SessionConfig struct {
 	// RundownKeyword, when not 0, replaces the default rundown keywords
 	// (CollectTracing4, .NET 9 and later). Ignored with NoRundown.
 	RundownKeyword uint64
+	// RundownKeywordOnly, with RundownKeyword, asks a runtime that cannot
+	// limit the rundown to RundownKeyword (before .NET 9: no
+	// CollectTracing4) for no rundown, instead of the default one, which
+	// lists every loaded method: dotnet-trace's gc-collect retries so.
+	RundownKeywordOnly bool
 	// NoStacks asks the runtime not to walk a stack for each event
 	// (CollectTracing3, .NET 7 and later).
 	NoStacks bool
@@ -178,6 +183,16 @@ func (c *SessionConfig) hasFilter() bool {
 	return false
 }
 
+// rundownFor is the rundown keyword CollectTracing version v asks for:
+// with RundownKeywordOnly, none where v cannot say RundownKeyword.
+func (c *SessionConfig) rundownFor(v int) uint64 {
+	rk := c.rundownKeyword()
+	if v < 4 && c.RundownKeywordOnly && rk != DefaultRundownKeyword {
+		return 0
+	}
+	return rk
+}
+
 // MinVersion returns the lowest CollectTracing version (1–6) that can
 // express c exactly.
 func (c *SessionConfig) MinVersion() int {
@@ -207,7 +222,12 @@ func (c *SessionConfig) Approximations(v int) []string {
 	if v < 5 && c.hasFilter() {
 		out = append(out, "event ID filters are not applied")
 	}
-	if v < 4 && rk != 0 && rk != DefaultRundownKeyword {
+	switch {
+	case v < 2 && rk != 0 && rk != DefaultRundownKeyword:
+		out = append(out, fmt.Sprintf("the default rundown keywords 0x%X are used instead of 0x%X", DefaultRundownKeyword, rk))
+	case v < 4 && rk != 0 && rk != DefaultRundownKeyword && c.RundownKeywordOnly:
+		out = append(out, fmt.Sprintf("no rundown is written instead of one of keywords 0x%X", rk))
+	case v < 4 && rk != 0 && rk != DefaultRundownKeyword:
 		out = append(out, fmt.Sprintf("the default rundown keywords 0x%X are used instead of 0x%X", DefaultRundownKeyword, rk))
 	}
 	if v < 3 && c.NoStacks {
@@ -237,7 +257,7 @@ func EncodeCollectTracing(v int, c *SessionConfig) ([]byte, error) {
 	}
 	b = binary.LittleEndian.AppendUint32(b, c.bufferMB())
 	b = binary.LittleEndian.AppendUint32(b, formatNetTrace)
-	rk := c.rundownKeyword()
+	rk := c.rundownFor(v)
 	switch {
 	case v >= 4:
 		b = binary.LittleEndian.AppendUint64(b, rk)
@@ -536,7 +556,7 @@ var profiles = map[string]struct {
 			{Name: RuntimeProvider, Keywords: KeywordGC, Level: LevelInformational},
 			{Name: RuntimePrivate, Keywords: KeywordGC, Level: LevelInformational},
 		},
-		RundownKeyword: KeywordGC,
+		RundownKeyword: KeywordGC, RundownKeywordOnly: true,
 	}},
 	"dotnet-common": {"the runtime's GC, loader, JIT, exception and threading events, at low overhead (dotnet-trace's dotnet-common)", SessionConfig{Providers: []Provider{
 		{Name: RuntimeProvider, Keywords: dotnetCommonKeywords, Level: LevelInformational},

@@ -131,6 +131,39 @@ func TestCollectFallback(t *testing.T) {
 	}
 }
 
+// TestGCCollectFallback: gc-collect asks for a rundown of GC keywords
+// alone (CollectTracing4, .NET 9 on); a runtime that does not know
+// CollectTracing4 gets no rundown rather than the default one, which
+// lists every loaded method (dotnet-trace's gc-collect retries so); a
+// session that asked for the rundown keywords without RundownKeywordOnly
+// still gets the default one.
+func TestGCCollectFallback(t *testing.T) {
+	gc, _ := Profile("gc-collect")
+	plain := gc
+	plain.RundownKeywordOnly = false
+	for _, c := range []struct {
+		name    string
+		cfg     SessionConfig
+		rundown bool
+		approx  string
+	}{
+		{"gc-collect", gc, false, "no rundown is written instead of one of keywords 0x1"},
+		{"without RundownKeywordOnly", plain, true, "the default rundown keywords 0x80020139 are used instead of 0x1"},
+	} {
+		sim, cl := startSim(t, simruntime.Config{MaxCollect: 3, Trace: []byte("Nettrace")})
+		s, err := cl.StartSession(ctx(t), c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		reqs := sim.Requests()
+		last := reqs[len(reqs)-1]
+		if s.Version != 3 || last.Collect == nil || last.Collect.RequestRundown != c.rundown || strings.Join(s.Approximations, "; ") != c.approx {
+			t.Errorf("%s: session version %d, approximations %q, rundown requested %v; want 3, %q, %v", c.name, s.Version, s.Approximations, last.Collect != nil && last.Collect.RequestRundown, c.approx, c.rundown)
+		}
+	}
+}
+
 func TestRuntimeErrors(t *testing.T) {
 	_, cl := startSim(t, simruntime.Config{CollectError: simruntime.EFail})
 	_, err := cl.StartSession(ctx(t), SessionConfig{Providers: []Provider{{Name: "P"}}})
