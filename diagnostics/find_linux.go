@@ -26,7 +26,10 @@ var hostProc = procfs{root: "/proc"}
 // /tmp when unset), seen through /proc/PID/root so that processes in
 // containers are found, under the PID the process has in its own PID
 // namespace (the last NSpid of /proc/PID/status); then this process's
-// TMPDIR and /tmp. The newest matching socket wins; one whose path
+// TMPDIR and /tmp. A socket whose name's key is not the process's start
+// time (field 22 of /proc/PID/stat, which the runtime puts there) is
+// another process's of the same PID: one that ended, or a container's
+// that shares the directory. The newest matching socket wins; one whose path
 // through /proc/PID/root is longer than a Unix socket address holds (107
 // bytes) is taken from the TMPDIR itself when the process shares this
 // one's PID namespace.
@@ -41,7 +44,7 @@ func (p procfs) find(pid int) (string, error) {
 		// Not in our /proc (another PID namespace, or gone): a socket
 		// under that PID in our TMPDIR is still worth a try.
 		for _, d := range clientTempDirs() {
-			if s := p.dirs.newest(d, pid); s != "" {
+			if s := p.dirs.newest(d, pid, 0); s != "" {
 				return s, nil
 			}
 		}
@@ -53,10 +56,11 @@ func (p procfs) find(pid int) (string, error) {
 	var looked []string
 	tmp := p.tmpDir(pid)
 	nspid := p.nsPID(pid)
+	start := p.startTime(pid) // a socket of another start is another process's
 	// Through the process's root: right inside a container, and the same
 	// directory as the host's otherwise.
 	inRoot := filepath.Join(dir, "root", tmp)
-	long := p.dirs.newest(inRoot, nspid)
+	long := p.dirs.newest(inRoot, nspid, start)
 	if long != "" && len(long) <= maxSocketPath {
 		return long, nil
 	}
@@ -66,7 +70,7 @@ func (p procfs) find(pid int) (string, error) {
 		dirs = append([]string{tmp}, dirs...)
 	}
 	for _, d := range dirs {
-		if s := p.dirs.newest(d, pid); s != "" && len(s) <= maxSocketPath {
+		if s := p.dirs.newest(d, pid, start); s != "" && len(s) <= maxSocketPath {
 			return s, nil
 		}
 		looked = append(looked, d)
@@ -115,6 +119,36 @@ func envValue(env []byte, key string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// startTime returns the process's start time in clock ticks since boot
+// (field 22 of /proc/PID/stat), the key the runtime puts in its socket's
+// name; 0 when /proc does not say.
+func (p procfs) startTime(pid int) uint64 {
+	st, err := os.ReadFile(filepath.Join(p.root, strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	return parseStartTime(st)
+}
+
+// parseStartTime reads field 22 of a /proc/PID/stat line; the second
+// field, the command in parentheses, may hold spaces and parentheses, so
+// the fields are counted from the last ')'. 0 when it does not parse.
+func parseStartTime(stat []byte) uint64 {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(stat[i+1:])) // fields 3 on
+	if len(f) < 20 {
+		return 0
+	}
+	n, err := strconv.ParseUint(f[19], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // nsPID returns the process's PID in its innermost PID namespace (the last

@@ -192,3 +192,56 @@ func BenchmarkProcesses(b *testing.B) {
 		}
 	})
 }
+
+// TestFindStartTime: the key in a socket's name is its runtime's start
+// time (field 22 of /proc/PID/stat). A container that shares the host's
+// /tmp binds its runtime's socket under the PID the runtime has in the
+// container (7); the host's process 7, another process, sees that socket
+// through its own root too: it is not its socket, its start differing,
+// and was listed and traced as process 7. The container's process, host
+// PID 4567, keeps it.
+func TestFindStartTime(t *testing.T) {
+	root := shortTempDir(t)
+	shared := shortTempDir(t) // the /tmp both see
+	for _, pr := range []struct {
+		pid         int
+		nspid, stat string
+	}{
+		{7, "7", "7 (kworker/0:1 (x)) S 2 0 0 0 -1 69238880 0 0 0 0 0 0 0 0 20 0 1 0 25 0 0"},
+		{4567, "4567\t7", "4567 (dotnet) S 1 4567 4567 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 9 0 1234 0 0"},
+	} {
+		p := filepath.Join(root, strconv.Itoa(pr.pid))
+		if err := os.MkdirAll(filepath.Join(p, "root"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(shared, filepath.Join(p, "root", "tmp")); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(p, "status"), []byte("Name:\tx\nNSpid:\t"+pr.nspid+"\n"), 0o644)
+		os.WriteFile(filepath.Join(p, "stat"), []byte(pr.stat+"\n"), 0o644)
+	}
+	t.Setenv("TMPDIR", shortTempDir(t)) // nothing in this process's own
+	ln, err := net.Listen("unix", filepath.Join(shared, "dotnet-diagnostic-7-1234-socket"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	fs := procfs{root: root}
+	if got, err := fs.find(4567); err != nil || filepath.Base(got) != "dotnet-diagnostic-7-1234-socket" {
+		t.Errorf("find(4567) = %q, %v; want the container's socket", got, err)
+	}
+	if got, err := fs.find(7); !errors.Is(err, ErrNoEndpoint) {
+		t.Errorf("find(7) = %q, %v; want no endpoint (the socket is of another process's start)", got, err)
+	}
+	if procs, err := fs.processes(); err != nil || len(procs) != 1 || procs[0].PID != 4567 {
+		t.Errorf("processes = %+v, %v; want 4567 alone", procs, err)
+	}
+	// A key of 0 (the runtime could not read its start) and a process
+	// whose start /proc does not give match any.
+	if n := parseStartTime([]byte("12 (a) b) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 987 20")); n != 987 {
+		t.Errorf("parseStartTime = %d, want 987", n)
+	}
+	if n := parseStartTime([]byte("12 (a) R 1")); n != 0 {
+		t.Errorf("parseStartTime of a short line = %d, want 0", n)
+	}
+}

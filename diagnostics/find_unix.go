@@ -20,22 +20,32 @@ const (
 
 // parseSocketName returns the PID in a socket file name, or false.
 func parseSocketName(name string) (int, bool) {
+	pid, _, ok := parseSocketKey(name)
+	return pid, ok
+}
+
+// parseSocketKey returns the PID and the disambiguation key in a socket
+// file name, or false. On Linux the key is the process's start time, in
+// clock ticks since boot (field 22 of /proc/PID/stat), or 0 where the
+// runtime could not read it.
+func parseSocketKey(name string) (int, uint64, bool) {
 	if !strings.HasPrefix(name, socketPrefix) || !strings.HasSuffix(name, socketSuffix) {
-		return 0, false
+		return 0, 0, false
 	}
 	mid := name[len(socketPrefix) : len(name)-len(socketSuffix)]
-	pidS, key, ok := strings.Cut(mid, "-")
-	if !ok || key == "" {
-		return 0, false
+	pidS, keyS, ok := strings.Cut(mid, "-")
+	if !ok || keyS == "" {
+		return 0, 0, false
 	}
-	if _, err := strconv.ParseUint(key, 10, 64); err != nil {
-		return 0, false
+	key, err := strconv.ParseUint(keyS, 10, 64)
+	if err != nil {
+		return 0, 0, false
 	}
 	pid, err := strconv.Atoi(pidS)
 	if err != nil || pid <= 0 {
-		return 0, false
+		return 0, 0, false
 	}
-	return pid, true
+	return pid, key, true
 }
 
 // socketDirs keeps the diagnostic sockets' names of each directory one
@@ -80,10 +90,14 @@ func (c *socketDirs) list(dir string) []string {
 
 // newest returns the most recently modified socket of pid in dir (a
 // runtime that restarted with the same PID leaves an older one), or "".
-func (c *socketDirs) newest(dir string, pid int) string {
+// When start is not 0 (the process's start time, Linux), a socket whose
+// key is another start time is another process's, of the same PID: one
+// that ended (the ID given again), or one in a container that shares the
+// directory, whose PID in its own namespace is pid.
+func (c *socketDirs) newest(dir string, pid int, start uint64) string {
 	best, bestT := "", int64(0)
 	for _, n := range c.list(dir) {
-		if p, ok := parseSocketName(n); !ok || p != pid {
+		if p, key, ok := parseSocketKey(n); !ok || p != pid || start != 0 && key != 0 && key != start {
 			continue
 		}
 		m := filepath.Join(dir, n)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clrgo/clrevents/internal/simruntime"
 )
 
 // TestConfigChecks: a -poll too short or negative, and TLS with one of
@@ -53,7 +55,7 @@ func TestFindPIDs(t *testing.T) {
 	if len(logs) != 1 || !strings.Contains(logs[0], "process "+strconv.Itoa(me)+" (given with -pid): not found: ") {
 		t.Fatalf("logs %q, want one line saying the process was not found", logs)
 	}
-	sock := filepath.Join(tmp, "dotnet-diagnostic-"+strconv.Itoa(me)+"-1-socket")
+	sock := filepath.Join(tmp, fmt.Sprintf("dotnet-diagnostic-%d-%d-socket", me, simruntime.SocketKey(me)))
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)

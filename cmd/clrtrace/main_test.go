@@ -226,7 +226,7 @@ func TestErrors(t *testing.T) {
 		dir, _ := os.MkdirTemp("", "clrt")
 		defer os.RemoveAll(dir)
 		t.Setenv("TMPDIR", dir)
-		ln, err := net.Listen("unix", filepath.Join(dir, "dotnet-diagnostic-"+pid+"-1-socket"))
+		ln, err := net.Listen("unix", filepath.Join(dir, "dotnet-diagnostic-"+pid+"-"+strconv.FormatUint(simruntime.SocketKey(os.Getpid()), 10)+"-socket"))
 		if err != nil {
 			t.Fatal(err)
 		}

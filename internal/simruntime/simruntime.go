@@ -19,6 +19,7 @@
 package simruntime
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -26,6 +27,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf16"
@@ -48,7 +51,7 @@ type Config struct {
 	Entrypoint     string
 	ClrVersion     string
 	RID            string
-	DisambigKey    uint64        // the socket name's key; 0: 1234567
+	DisambigKey    uint64        // the socket name's key; 0: SocketKey(PID)
 	MaxCollect     int           // newest CollectTracing version known (1–6); 0: 6
 	MaxInfo        int           // newest ProcessInfo version known (1–3); 0: 3
 	Trace          []byte        // what a session streams
@@ -130,11 +133,36 @@ type Server struct {
 	closed   chan struct{}
 }
 
+// SocketKey is the key a runtime of process pid puts in its socket's
+// name: on Linux its start time, field 22 of /proc/PID/stat (discovery
+// checks it), else 1234567 (a process /proc does not have, or another
+// system, where discovery does not check it).
+func SocketKey(pid int) uint64 {
+	const other = 1234567
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return other
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return other
+	}
+	f := strings.Fields(string(stat[i+1:])) // fields 3 on
+	if len(f) < 20 {
+		return other
+	}
+	n, err := strconv.ParseUint(f[19], 10, 64)
+	if err != nil || n == 0 {
+		return other
+	}
+	return n
+}
+
 // Start listens in dir, on the socket name the runtime would use
 // (dotnet-diagnostic-PID-KEY-socket), and serves until Close.
 func Start(dir string, cfg Config) (*Server, error) {
 	if cfg.DisambigKey == 0 {
-		cfg.DisambigKey = 1234567
+		cfg.DisambigKey = SocketKey(cfg.PID)
 	}
 	addr := filepath.Join(dir, fmt.Sprintf("dotnet-diagnostic-%d-%d-socket", cfg.PID, cfg.DisambigKey))
 	ln, err := net.Listen("unix", addr)
