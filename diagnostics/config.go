@@ -269,6 +269,10 @@ func EncodeCollectTracing(v int, c *SessionConfig) ([]byte, error) {
 	}
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(c.Providers)))
 	for _, p := range c.Providers {
+		if p.Level > LevelVerbose {
+			// The runtime refuses the whole request as badly encoded.
+			return nil, fmt.Errorf("%v: provider %s: level %d; the levels are 0 (LogAlways) to 5 (Verbose)", CollectTracingCommand(v), p.Name, p.Level)
+		}
 		b = binary.LittleEndian.AppendUint64(b, p.Keywords)
 		b = binary.LittleEndian.AppendUint32(b, p.Level)
 		b = AppendString(b, p.Name)

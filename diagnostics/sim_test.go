@@ -174,8 +174,9 @@ func TestRuntimeErrors(t *testing.T) {
 	if want := "process 4321: CollectTracing: the runtime answered error 0x80004005 (failure)"; err.Error() != want {
 		t.Errorf("message %q, want %q", err, want)
 	}
-	// Stopping a session that does not exist.
-	if err := cl.StopTracing(ctx(t), 99); !errors.As(err, &e) || e.HRESULT != EFail {
+	// A refused stop.
+	_, cl2 := startSim(t, simruntime.Config{StopError: simruntime.EFail})
+	if err := cl2.StopTracing(ctx(t), 99); !errors.As(err, &e) || e.HRESULT != EFail {
 		t.Errorf("StopTracing(99): %v", err)
 	}
 	// A socket nobody listens on.
@@ -309,11 +310,12 @@ func TestLiveReader(t *testing.T) {
 	}
 }
 
-// TestStopRefused: the runtime's refusal of StopTracing, which it sends
+// TestStopRefused: a refusal of StopTracing, which a runtime would send
 // after the stream would have ended, is WaitStop's error, not Stop's.
+// (Today's runtimes answer OK whatever the session: TestStopOtherSession.)
 func TestStopRefused(t *testing.T) {
 	data, live := realStream(t)
-	_, cl := startSim(t, simruntime.Config{Trace: data, Live: live})
+	_, cl := startSim(t, simruntime.Config{Trace: data, Live: live, StopError: simruntime.EFail})
 	s, err := cl.StartSession(ctx(t), SessionConfig{Providers: []Provider{{Name: "P"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -331,6 +333,45 @@ func TestStopRefused(t *testing.T) {
 	// The session goes on: the stream is cut at the drain deadline.
 	if _, err := io.Copy(io.Discard, s); !errors.Is(err, ErrDrainTimeout) {
 		t.Fatalf("stream of session %#x after a refused stop: %v", id, err)
+	}
+}
+
+// TestStopOtherSession: the runtime answers a StopTracing of a session
+// it does not have with OK, as it disables an unknown session as a no-op:
+// WaitStop says nothing, and the session, still running, is cut at the
+// drain deadline, which says so.
+func TestStopOtherSession(t *testing.T) {
+	data, live := realStream(t)
+	_, cl := startSim(t, simruntime.Config{Trace: data, Live: live})
+	s, err := cl.StartSession(ctx(t), SessionConfig{Providers: []Provider{{Name: "P"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.ID = 99 // a session the runtime does not have
+	if err := s.Stop(ctx(t), 200*time.Millisecond); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if _, err := io.Copy(io.Discard, s); !errors.Is(err, ErrDrainTimeout) {
+		t.Fatalf("stream after a stop of another session: %v, want the drain deadline's error", err)
+	}
+	if err := s.WaitStop(); err != nil {
+		t.Fatalf("WaitStop: %v, want the runtime's OK", err)
+	}
+	if err := cl.StopTracing(ctx(t), 12345); err != nil {
+		t.Errorf("StopTracing(12345): %v, want OK", err)
+	}
+}
+
+// TestLevelOutOfRange: a provider level above 5 (Verbose), which the
+// runtime refuses as a badly encoded request, is an error that names the
+// provider before anything is sent (the simulated runtime refuses it as
+// the runtime does: simruntime's TestLevelRefused).
+func TestLevelOutOfRange(t *testing.T) {
+	sim, cl := startSim(t, simruntime.Config{Trace: []byte("Nettrace")})
+	_, err := cl.StartSession(ctx(t), SessionConfig{Providers: []Provider{{Name: "P", Level: 0xFF}}})
+	if err == nil || !strings.Contains(err.Error(), "provider P: level 255") || len(sim.Requests()) != 0 {
+		t.Errorf("level 255: %v, %d requests sent; want an error naming it and none sent", err, len(sim.Requests()))
 	}
 }
 

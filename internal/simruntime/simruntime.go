@@ -44,23 +44,27 @@ const (
 
 // Config describes the simulated process and runtime.
 type Config struct {
-	PID            int      // the PID it reports and names its socket with
-	Cookie         [16]byte // the runtime instance cookie
-	CommandLine    string   // ProcessInfo's fields from here to RID
-	OS, Arch       string
-	Entrypoint     string
-	ClrVersion     string
-	RID            string
-	DisambigKey    uint64        // the socket name's key; 0: SocketKey(PID)
-	MaxCollect     int           // newest CollectTracing version known (1–6); 0: 6
-	MaxInfo        int           // newest ProcessInfo version known (1–3); 0: 3
-	Trace          []byte        // what a session streams
-	Live           int           // bytes streamed before StopTracing (0: none; <0 or past the end: all)
-	Chunk          int           // size of the writes before the stop; 0: 4096
-	ChunkDelay     time.Duration // pause after each of those writes
-	CollectError   uint32        // answer every CollectTracing with this HRESULT
-	RefuseStreams  bool          // close session connections right after the reply
-	StallAfterStop bool          // after StopTracing, neither write the rest nor close
+	PID          int      // the PID it reports and names its socket with
+	Cookie       [16]byte // the runtime instance cookie
+	CommandLine  string   // ProcessInfo's fields from here to RID
+	OS, Arch     string
+	Entrypoint   string
+	ClrVersion   string
+	RID          string
+	DisambigKey  uint64        // the socket name's key; 0: SocketKey(PID)
+	MaxCollect   int           // newest CollectTracing version known (1–6); 0: 6
+	MaxInfo      int           // newest ProcessInfo version known (1–3); 0: 3
+	Trace        []byte        // what a session streams
+	Live         int           // bytes streamed before StopTracing (0: none; <0 or past the end: all)
+	Chunk        int           // size of the writes before the stop; 0: 4096
+	ChunkDelay   time.Duration // pause after each of those writes
+	CollectError uint32        // answer every CollectTracing with this HRESULT
+	// StopError answers every StopTracing with this HRESULT, after the
+	// stream's end: a refusal no runtime of today sends (it answers OK
+	// even for a session it does not have), for the client's error path.
+	StopError      uint32
+	RefuseStreams  bool // close session connections right after the reply
+	StallAfterStop bool // after StopTracing, neither write the rest nor close
 	// ExitAfterLive closes the stream right after the live part, without
 	// waiting for StopTracing or writing the rest, as a process that exits
 	// or crashes does. With a Trace cut short, the stream ends where the
@@ -343,6 +347,10 @@ func (s *Server) Serve(c net.Conn) {
 			return
 		}
 		sid := binary.LittleEndian.Uint64(payload)
+		if s.cfg.StopError != 0 {
+			answer(s.cfg.StopError)
+			return
+		}
 		s.mu.Lock()
 		ss, ok := s.sessions[sid]
 		if ok {
@@ -350,7 +358,11 @@ func (s *Server) Serve(c net.Conn) {
 		}
 		s.mu.Unlock()
 		if !ok {
-			answer(EFail)
+			// The runtime disables a session it does not have as a
+			// no-op and answers OK all the same (ep_disable, then the
+			// success reply, whatever the ID).
+			s.record(req)
+			writeOK(c, payload)
 			return
 		}
 		close(ss.stop)
@@ -617,8 +629,8 @@ func parseCollect(v int, b []byte) (*Collect, error) {
 				pr.FilterEventID = append(pr.FilterEventID, p.u32())
 			}
 		}
-		if pr.Name == "" {
-			return nil, errBad
+		if pr.Name == "" || pr.Level > 5 {
+			return nil, errBad // the runtime takes levels 0 (LogAlways) to 5 (Verbose)
 		}
 		c.Providers = append(c.Providers, pr)
 	}

@@ -148,3 +148,26 @@ func TestExitAfterLive(t *testing.T) {
 		t.Fatalf("read %q, %v; want the live part, then nothing until a stop", got, err)
 	}
 }
+
+// TestLevelRefused: the runtime takes provider levels 0 to 5 and refuses
+// a request with another as badly encoded; so does the simulation.
+func TestLevelRefused(t *testing.T) {
+	for _, c := range []struct {
+		level uint32
+		ok    bool
+	}{{5, true}, {6, false}, {0xFF, false}} {
+		b := binary.LittleEndian.AppendUint32(nil, 256) // buffer MB
+		b = binary.LittleEndian.AppendUint32(b, 1)      // nettrace
+		b = append(b, 1)                                // rundown
+		b = binary.LittleEndian.AppendUint32(b, 1)      // one provider
+		b = binary.LittleEndian.AppendUint64(b, 0)
+		b = binary.LittleEndian.AppendUint32(b, c.level)
+		b = binary.LittleEndian.AppendUint32(b, 2) // "P" and its NUL, UTF-16
+		b = append(b, 'P', 0, 0, 0)
+		b = binary.LittleEndian.AppendUint32(b, 0) // no arguments
+		col, err := parseCollect(2, b)
+		if ok := err == nil && col != nil && col.Providers[0].Level == c.level; ok != c.ok {
+			t.Errorf("level %d: %+v, %v; want taken %v", c.level, col, err, c.ok)
+		}
+	}
+}
