@@ -484,9 +484,11 @@ func (s *Session) Stop(ctx context.Context, drain time.Duration) error {
 const stopAnswerGrace = time.Second
 
 // WaitStop waits for the runtime's answer to the StopTracing that Stop
-// sent, and returns its error: nil when the runtime stopped the session,
-// or when Stop was not called or could not send the command (Stop
-// returned that error). The runtime answers once it has ended the
+// sent, and returns its error: nil when the runtime answered OK, which
+// it does also for a session it does not have (it ended, or the ID is
+// wrong: the stream then runs on to Stop's drain deadline,
+// ErrDrainTimeout), or when Stop was not called or could not send the
+// command (Stop returned that error). The runtime answers once it has ended the
 // session's stream, so call WaitStop after reading the stream to its end
 // (or from another goroutine than the reader); the wait is bounded by
 // Stop's drain (a second more), and ends when the Session is closed.
