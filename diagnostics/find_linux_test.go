@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestFindContainer: a process in a container, TMPDIR=/xt in its
@@ -243,5 +244,54 @@ func TestFindStartTime(t *testing.T) {
 	}
 	if n := parseStartTime([]byte("12 (a) R 1")); n != 0 {
 		t.Errorf("parseStartTime of a short line = %d, want 0", n)
+	}
+}
+
+// TestFindDsrouter: dotnet-dsrouter forwards a runtime's diagnostic
+// connections (a device's, a browser's) through a socket named
+// dotnet-diagnostic-dsrouter-PID-KEY-socket, with its own PID, beside its
+// own runtime's socket: the newer of the two is the process's, the
+// forwarding one on a tie, as the .NET client takes it (before, the
+// forwarding socket was not seen: "no such process").
+func TestFindDsrouter(t *testing.T) {
+	root := shortTempDir(t)
+	tmp := shortTempDir(t)
+	p := filepath.Join(root, "4242")
+	if err := os.MkdirAll(filepath.Join(p, "root"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(tmp, filepath.Join(p, "root", "tmp")); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(p, "stat"), []byte("4242 (dotnet-dsrouter) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 9 0 50 0 0\n"), 0o644)
+	t.Setenv("TMPDIR", shortTempDir(t))
+	fs := procfs{root: root}
+	listen := func(name string, mtime time.Time) string {
+		path := filepath.Join(tmp, name)
+		ln, err := net.Listen("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		if err := os.Chtimes(path, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	at := time.Now().Add(-time.Hour)
+	fwd := listen("dotnet-diagnostic-dsrouter-4242-77-socket", at)
+	if got, err := fs.find(4242); err != nil || filepath.Base(got) != filepath.Base(fwd) {
+		t.Errorf("the forwarding socket alone: %q, %v; want %q", got, err, fwd)
+	}
+	own := listen("dotnet-diagnostic-4242-50-socket", at.Add(time.Minute))
+	if got, err := fs.find(4242); err != nil || filepath.Base(got) != filepath.Base(own) {
+		t.Errorf("its runtime's socket newer: %q, %v; want %q", got, err, own)
+	}
+	os.Chtimes(own, at, at)
+	if got, err := fs.find(4242); err != nil || filepath.Base(got) != filepath.Base(fwd) {
+		t.Errorf("a tie: %q, %v; want the forwarding socket %q", got, err, fwd)
+	}
+	if pid, ok := parseSocketName("dotnet-diagnostic-dsrouter-4242-77-socket"); !ok || pid != 4242 {
+		t.Errorf("parseSocketName(dsrouter) = %d, %v", pid, ok)
 	}
 }

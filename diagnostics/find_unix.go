@@ -12,40 +12,46 @@ import (
 )
 
 // socketPrefix and socketSuffix frame the runtime's socket name,
-// dotnet-diagnostic-{pid}-{disambiguation key}-socket.
+// dotnet-diagnostic-{pid}-{disambiguation key}-socket; dotnet-dsrouter,
+// which forwards the diagnostic connections of a runtime elsewhere (a
+// device, a browser), names its socket
+// dotnet-diagnostic-dsrouter-{pid}-{key}-socket with its own PID.
 const (
-	socketPrefix = "dotnet-diagnostic-"
-	socketSuffix = "-socket"
+	socketPrefix   = "dotnet-diagnostic-"
+	socketSuffix   = "-socket"
+	dsrouterPrefix = "dsrouter-"
 )
 
 // parseSocketName returns the PID in a socket file name, or false.
 func parseSocketName(name string) (int, bool) {
-	pid, _, ok := parseSocketKey(name)
+	pid, _, _, ok := parseSocketKey(name)
 	return pid, ok
 }
 
 // parseSocketKey returns the PID and the disambiguation key in a socket
 // file name, or false. On Linux the key is the process's start time, in
 // clock ticks since boot (field 22 of /proc/PID/stat), or 0 where the
-// runtime could not read it.
-func parseSocketKey(name string) (int, uint64, bool) {
+// runtime could not read it. dsrouter is true for dotnet-dsrouter's
+// socket.
+func parseSocketKey(name string) (pid int, key uint64, dsrouter, ok bool) {
 	if !strings.HasPrefix(name, socketPrefix) || !strings.HasSuffix(name, socketSuffix) {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
 	mid := name[len(socketPrefix) : len(name)-len(socketSuffix)]
+	mid, dsrouter = strings.CutPrefix(mid, dsrouterPrefix)
 	pidS, keyS, ok := strings.Cut(mid, "-")
 	if !ok || keyS == "" {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
 	key, err := strconv.ParseUint(keyS, 10, 64)
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
-	pid, err := strconv.Atoi(pidS)
+	pid, err = strconv.Atoi(pidS)
 	if err != nil || pid <= 0 {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
-	return pid, key, true
+	return pid, key, dsrouter, true
 }
 
 // socketDirs keeps the diagnostic sockets' names of each directory one
@@ -93,11 +99,16 @@ func (c *socketDirs) list(dir string) []string {
 // When start is not 0 (the process's start time, Linux), a socket whose
 // key is another start time is another process's, of the same PID: one
 // that ended (the ID given again), or one in a container that shares the
-// directory, whose PID in its own namespace is pid.
+// directory, whose PID in its own namespace is pid. A process that is
+// dotnet-dsrouter has two sockets, its runtime's and the one it forwards
+// a runtime's connections through: the newer wins, the forwarding one on
+// a tie, as the .NET client's rule has it (its key is not checked: it is
+// not the runtime's).
 func (c *socketDirs) newest(dir string, pid int, start uint64) string {
 	best, bestT := "", int64(0)
 	for _, n := range c.list(dir) {
-		if p, key, ok := parseSocketKey(n); !ok || p != pid || start != 0 && key != 0 && key != start {
+		p, key, dsrouter, ok := parseSocketKey(n)
+		if !ok || p != pid || !dsrouter && start != 0 && key != 0 && key != start {
 			continue
 		}
 		m := filepath.Join(dir, n)
@@ -105,7 +116,7 @@ func (c *socketDirs) newest(dir string, pid int, start uint64) string {
 		if err != nil || st.Mode()&os.ModeSocket == 0 {
 			continue
 		}
-		if t := st.ModTime().UnixNano(); best == "" || t > bestT {
+		if t := st.ModTime().UnixNano(); best == "" || t > bestT || t == bestT && dsrouter {
 			best, bestT = m, t
 		}
 	}
