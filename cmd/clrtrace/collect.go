@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/clrgo/clrevents/diagnostics"
@@ -36,14 +35,16 @@ func collect(sig *diagnostics.Steps, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(*out)
+	// The trace goes to a file of its own beside -o, which replaces -o
+	// only once some of a trace has come: a session that does not start,
+	// or a stream that is no trace, leaves a previous file as it was.
+	f, err := createOutput(*out)
 	if err != nil {
 		return fmt.Errorf("process %d: %w", *pid, err)
 	}
 	s, err := startSession(sig.Stop, cl, cfg, stderr)
 	if err != nil {
-		f.Close()
-		os.Remove(*out)
+		f.Discard()
 		return err
 	}
 	defer s.Close()
@@ -65,11 +66,16 @@ func collect(sig *diagnostics.Steps, args []string, stderr io.Writer) error {
 	// stream that is not a trace, or goes bad, ends the copy at once.
 	res := s.Copy(f)
 	ending.Release()
-	if err := f.Close(); err != nil && res.WriteErr == nil {
+	var se *diagnostics.StreamError
+	isSE := errors.As(res.Err, &se)
+	kept := fmt.Sprintf("kept the %s read so far in %s", numfmt.Size(res.N), *out)
+	if res.N == 0 || isSE && !se.Trace {
+		// Nothing of a trace: no reader could use the file.
+		f.Discard()
+		kept = "nothing was written to " + *out
+	} else if err := f.Keep(); err != nil && res.WriteErr == nil {
 		res.WriteErr = err
 	}
-	kept := fmt.Sprintf("kept the %s read so far in %s", numfmt.Size(res.N), *out)
-	var se *diagnostics.StreamError
 	switch {
 	case res.WriteErr != nil:
 		return fmt.Errorf("process %d: writing %s after %d bytes: %w", *pid, *out, res.N, res.WriteErr)
@@ -78,11 +84,9 @@ func collect(sig *diagnostics.Steps, args []string, stderr io.Writer) error {
 	case res.Err == nil && res.Unchecked != nil:
 		fmt.Fprintf(stderr, "clrtrace: process %d: the stream was copied but not checked: %v\n", *pid, res.Unchecked)
 	case res.Err == nil:
-	case errors.As(res.Err, &se):
+	case isSE:
 		if !se.Trace {
-			// Nothing of a trace: no reader can use the file.
-			os.Remove(*out)
-			return fmt.Errorf("process %d: %w; removed %s", *pid, se, *out)
+			return fmt.Errorf("process %d: %w; %s", *pid, se, kept)
 		}
 		how := ""
 		if !ending.Stopped && !se.Stopped {

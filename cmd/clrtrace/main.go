@@ -19,8 +19,10 @@
 // first, after -duration) ends it at once, keeping what came. A stream
 // that is not a trace, goes bad, or ends in the middle of a block or
 // before its end-of-stream tag is a failure that says what was seen and
-// at which byte; the file keeps what was read (it is removed when none of
-// it is a trace). -providers takes dotnet-trace's
+// at which byte; the file keeps what was read. The trace is written to a
+// new file beside -o, which replaces -o only once some of a trace has
+// come: when the session does not start, or none of the stream is a
+// trace, a file already at -o is left as it was. -providers takes dotnet-trace's
 // Name[:Keywords[:Level[:Args]]] list; -profile one of
 // diagnostics.ProfileNames (cpu-sampling, the default); both together
 // enable the union, a provider in both with -providers' keywords and

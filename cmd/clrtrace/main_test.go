@@ -336,7 +336,7 @@ func verdictOf(data []byte) string {
 // TestCollectBadStreams: a stream cut short, not a trace, missing its end
 // or damaged ends collect with status 1 and one line that names the
 // process and says what was seen, where; the file holds exactly what was
-// sent, or is removed when none of it is a trace.
+// sent, or is not written when none of it is a trace.
 func TestCollectBadStreams(t *testing.T) {
 	data, live := realStream(t)
 	noise := make([]byte, 50000)
@@ -349,7 +349,7 @@ func TestCollectBadStreams(t *testing.T) {
 		name string
 		cfg  simruntime.Config
 		args []string
-		kept []byte // nil: the file is removed
+		kept []byte // nil: no file is written
 		part bool   // the file holds a beginning of kept (at least to the fault), of SIZE
 		want string // the line, from "process PID: "
 		has  string // a part of it, in words the test states
@@ -364,7 +364,7 @@ func TestCollectBadStreams(t *testing.T) {
 			verdictOf(data[:len(data)-1]) + "; kept the 344 kB read so far in OUT",
 			"the stream ended before the end-of-stream tag, at byte 344,313, after "},
 		{"random bytes", simruntime.Config{Trace: noise, Live: -1}, nil, nil, false,
-			"not a nettrace stream: it begins with " + hexStart(noise) + " …; removed OUT",
+			"not a nettrace stream: it begins with " + hexStart(noise) + " …; nothing was written to OUT",
 			"not a nettrace stream: it begins with 3f "},
 		{"damaged", simruntime.Config{Trace: damaged, Live: -1}, nil, damaged, true,
 			verdictOf(damaged) + "; kept the SIZE read so far in OUT (well-formed up to byte " + numfmt.Thousands(int64(live)) + ")",
@@ -391,6 +391,9 @@ func TestCollectBadStreams(t *testing.T) {
 			case c.kept != nil && !c.part && !bytes.Equal(got, c.kept):
 				t.Fatalf("the file holds %d bytes, not the %d sent (%v)", len(got), len(c.kept), err)
 			}
+			if names := dirNames(t, filepath.Dir(out)); (c.kept == nil) != (len(names) == 0) || len(names) > 1 {
+				t.Errorf("the output's directory holds %q", names)
+			}
 			line := lastLine(stderr.String())
 			want := "clrtrace: process " + pid + ": " + strings.NewReplacer("OUT", out, "SIZE", numfmt.Size(int64(len(got)))).Replace(c.want)
 			if line != want || !strings.Contains(line, c.has) {
@@ -404,6 +407,71 @@ func TestCollectBadStreams(t *testing.T) {
 						t.Errorf("StopTracing sent")
 					}
 				}
+			}
+		})
+	}
+}
+
+// dirNames lists the names in dir.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestCollectKeepsExistingFile: a file already at -o is replaced only once
+// a session has started and some of a trace has come; a session the
+// runtime refuses, or a stream that is no trace, leaves it byte for byte,
+// and nothing else behind.
+func TestCollectKeepsExistingFile(t *testing.T) {
+	data, live := realStream(t)
+	noise := make([]byte, 5000)
+	rand.NewChaCha8([32]byte{7}).Read(noise)
+	noise[0] = 0x3f
+	previous := []byte("Nettrace yesterday's trace, which must survive")
+	for _, c := range []struct {
+		name string
+		cfg  simruntime.Config
+		args []string
+		code int
+		want []byte // what -o holds after
+		line string // a part of stderr's last line
+	}{
+		{"refused", simruntime.Config{CollectError: simruntime.EFail}, nil, 1, previous, "CollectTracing"},
+		{"stream closed at once", simruntime.Config{Trace: data, RefuseStreams: true}, nil, 1, previous, "nothing was written to "},
+		{"no trace", simruntime.Config{Trace: noise, Live: -1}, nil, 1, previous, "nothing was written to "},
+		{"a trace", simruntime.Config{Trace: data, Live: live}, []string{"-duration", "100ms"}, 0, data, "wrote "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sim(t, c.cfg)
+			out := filepath.Join(t.TempDir(), "app.nettrace")
+			if err := os.WriteFile(out, previous, 0o640); err != nil {
+				t.Fatal(err)
+			}
+			var stderr syncBuf
+			args := append([]string{"collect", "-p", pid, "-o", out}, c.args...)
+			if code := run(nil, args, &stderr, &stderr); code != c.code {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			if line := lastLine(stderr.String()); !strings.Contains(line, c.line) {
+				t.Errorf("stderr:\n%s\nwant the last line holding %q", stderr.String(), c.line)
+			}
+			got, err := os.ReadFile(out)
+			if err != nil || !bytes.Equal(got, c.want) {
+				t.Fatalf("%s holds %d bytes (%v), want %d", out, len(got), err, len(c.want))
+			}
+			if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != 0o640 {
+				t.Errorf("%s: mode %v (%v), want the previous file's -rw-r-----", out, fi.Mode(), err)
+			}
+			if names := dirNames(t, filepath.Dir(out)); len(names) != 1 {
+				t.Errorf("the output's directory holds %q", names)
 			}
 		})
 	}
@@ -455,7 +523,16 @@ func TestCollectInterruptedDrain(t *testing.T) {
 				}
 			}
 			if c.first {
-				waitFor(func() bool { st, err := os.Stat(out); return err == nil && st.Size() == int64(live) }, "live part in the file")
+				// The trace is written beside out until collect ends.
+				waitFor(func() bool {
+					es, _ := os.ReadDir(filepath.Dir(out))
+					for _, e := range es {
+						if st, err := e.Info(); err == nil && st.Size() == int64(live) {
+							return true
+						}
+					}
+					return false
+				}, "live part in the file")
 				sigs <- os.Interrupt
 			}
 			waitFor(func() bool { return strings.Contains(stderr.String(), "stopping; waiting up to 30s") }, "stopping")
