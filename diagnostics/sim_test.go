@@ -310,6 +310,57 @@ func TestLiveReader(t *testing.T) {
 	}
 }
 
+// TestReaderContextBeforeStream: a runtime that starts the session but
+// sends nothing (one suspended at startup) holds the reader until its
+// context ends, which closes the session; a stream that has begun is
+// read as Reader reads it.
+func TestReaderContextBeforeStream(t *testing.T) {
+	data, _ := realStream(t)
+	_, cl := startSim(t, simruntime.Config{Trace: data, Live: 0, StallAfterStop: true})
+	s, err := cl.StartSession(ctx(t), SessionConfig{Providers: []Provider{{Name: "P"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		r, err := s.ReaderContext(c)
+		if r != nil {
+			r.Close()
+		}
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // the reader waits for the stream
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("ReaderContext: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ReaderContext still waiting 10 s after its context ended")
+	}
+	if _, err := s.Read(make([]byte, 1)); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("after the cancel, the session reads %v, want it closed", err)
+	}
+
+	_, cl = startSim(t, simruntime.Config{Trace: data, Live: -1})
+	s, err = cl.StartSession(ctx(t), SessionConfig{Providers: []Provider{{Name: "P"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, err := s.ReaderContext(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Next(); err != nil {
+		t.Fatalf("first event: %v", err)
+	}
+}
+
 // TestStopRefused: a refusal of StopTracing, which a runtime would send
 // after the stream would have ended, is WaitStop's error, not Stop's.
 // (Today's runtimes answer OK whatever the session: TestStopOtherSession.)

@@ -379,6 +379,10 @@ var primeConfig = diagnostics.SessionConfig{
 
 const commandTimeout = 10 * time.Second
 
+// stopBeforeStreamTimeout bounds sending StopTracing for a session
+// closed at shutdown before its stream began.
+const stopBeforeStreamTimeout = 2 * time.Second
+
 // watch monitors p until its stream ends or ctx does.
 func (m *Monitor) watch(ctx context.Context, p *proc) {
 	defer m.wg.Done()
@@ -406,8 +410,19 @@ func (m *Monitor) watch(ctx context.Context, p *proc) {
 		return
 	}
 	defer s.Close()
-	r, err := s.Reader()
+	// A runtime begins the stream only once it runs (one suspended at
+	// startup does not): the wait ends with ctx, which closes the session.
+	r, err := s.ReaderContext(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Shutting down: ask the runtime to drop the session too
+			// (a runtime that has not begun the stream sees the closed
+			// connection only when it does).
+			c, cancel := context.WithTimeout(context.Background(), stopBeforeStreamTimeout)
+			s.Stop(c, 0)
+			cancel()
+			return
+		}
 		m.fail(p, stageAttach, err)
 		return
 	}

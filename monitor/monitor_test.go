@@ -742,6 +742,51 @@ func TestShutdown(t *testing.T) {
 	}
 }
 
+// TestShutdownBeforeStreamBegins: a process whose runtime starts the
+// session but sends nothing (one suspended at startup begins its stream
+// only once resumed) does not hold the shutdown; the session is stopped.
+func TestShutdownBeforeStreamBegins(t *testing.T) {
+	h := newHost(t)
+	srv, err := simruntime.Start(h.dir, simruntime.Config{PID: 700001, DisambigKey: 700001,
+		Trace: []byte("Nettrace, never sent"), Live: 0, StallAfterStop: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	h.sims[700001] = &sim{srv: srv, w: &simruntime.Workload{PID: 700001}}
+	h.mu.Unlock()
+	s := serve(t, h, monitor.Options{Poll: 50 * time.Millisecond, Drain: time.Second}, monitor.Access{})
+	waitFor(t, 10*time.Second, "the monitoring session started", func() bool {
+		for _, r := range srv.Requests() {
+			if r.Collect != nil && r.Answer == 0 {
+				return true
+			}
+		}
+		return false
+	})
+	time.Sleep(100 * time.Millisecond) // the reader waits for the stream
+	s.stop()
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Errorf("ListenAndServe: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no return within 20 s of the end")
+	}
+	s.done <- nil // for the cleanup
+	// StopTracing is sent, not waited for: the runtime may take it in a
+	// moment later.
+	waitFor(t, 5*time.Second, "StopTracing", func() bool {
+		for _, r := range srv.Requests() {
+			if r.Set == 2 && r.ID == 1 {
+				return true
+			}
+		}
+		return false
+	})
+}
+
 // TestAccess: a non-loopback address needs a token; with a token, only
 // requests that carry it are served; TLS serves with the given
 // certificate.

@@ -344,21 +344,28 @@ type live struct {
 // liveSession starts cfg and opens its live reader; at the first SIGINT
 // or SIGTERM it stops the session, and the reader then gets the rundown
 // and the end of the stream; at the next it closes the session at once.
-// end releases it all.
+// The signals are watched from the session's start: a runtime that has
+// not begun the stream (one suspended at startup begins it only once
+// resumed) is stopped, and quit, while the reader waits for it. end
+// releases it all.
 func liveSession(sig *diagnostics.Steps, cl *diagnostics.Client, cfg diagnostics.SessionConfig, stderr io.Writer) (*live, error) {
 	s, err := startSession(sig.Stop, cl, cfg, stderr)
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.Reader()
-	if err != nil {
-		s.Close()
-		return nil, err
-	}
-	l := &live{pid: cl.PID(), s: s, r: r}
+	l := &live{pid: cl.PID(), s: s}
 	l.ending = s.EndOn(sig.Stop, sig.Quit, drainTimeout, func() {
 		fmt.Fprintf(stderr, "process %d: stopping; waiting up to %v for the end of the stream; %s\n", l.pid, drainTimeout, hint(sig))
 	})
+	l.r, err = s.ReaderContext(sig.Quit)
+	if err != nil {
+		l.ending.Release()
+		s.Close()
+		if l.ending.Quit {
+			return nil, fmt.Errorf("process %d: interrupted while waiting for the stream to begin", l.pid)
+		}
+		return nil, err
+	}
 	return l, nil
 }
 

@@ -638,6 +638,52 @@ func TestWatchInterruptedDrain(t *testing.T) {
 	}
 }
 
+// TestLiveBeforeStreamBegins: a runtime that starts the session but sends
+// nothing (one suspended at startup begins its stream only once resumed)
+// does not hold watch or counters: the first signal stops the session
+// (and what the runtime sends then is printed), the next quits at once.
+func TestLiveBeforeStreamBegins(t *testing.T) {
+	data, _ := realStream(t)
+	for _, cmd := range []string{"watch", "counters"} {
+		for _, stall := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s stall=%v", cmd, stall), func(t *testing.T) {
+				sim(t, simruntime.Config{Trace: data, Live: 0, StallAfterStop: stall})
+				sigs := make(chan os.Signal, 2)
+				var out, stderr syncBuf
+				done := make(chan int, 1)
+				go func() { done <- run(sigs, []string{cmd, "-p", pid}, &out, &stderr) }()
+				waitText := func(what string) {
+					t.Helper()
+					for deadline := time.Now().Add(20 * time.Second); !strings.Contains(stderr.String(), what); time.Sleep(5 * time.Millisecond) {
+						if time.Now().After(deadline) {
+							t.Fatalf("no %q: %s", what, stderr.String())
+						}
+					}
+				}
+				waitText("started with")
+				sigs <- os.Interrupt
+				if stall {
+					// Stopped, the runtime still sends nothing: quit.
+					waitText("stopping;")
+					sigs <- os.Interrupt
+				}
+				select {
+				case code := <-done:
+					want := "interrupted while waiting for the stream to begin"
+					if !stall {
+						want = ""
+					}
+					if stall && (code != 1 || !strings.HasSuffix(lastLine(stderr.String()), want)) || !stall && code != 0 {
+						t.Fatalf("exit %d: %s", code, stderr.String())
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("still running 10s after the last signal: %s", stderr.String())
+				}
+			})
+		}
+	}
+}
+
 // TestWatchDamaged: a stream damaged in the middle prints every event the
 // reader could read around the damage, then says what was skipped, naming
 // the offset, and exits 1.
