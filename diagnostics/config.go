@@ -150,7 +150,8 @@ type SessionConfig struct {
 	// lists every loaded method: dotnet-trace's gc-collect retries so.
 	RundownKeywordOnly bool
 	// NoStacks asks the runtime not to walk a stack for each event
-	// (CollectTracing3, .NET 7 and later).
+	// (CollectTracing3, .NET 9 and later; on an older runtime the session
+	// falls back to CollectTracing2, which walks them).
 	NoStacks bool
 	// Blocking makes the runtime block event writers instead of dropping
 	// events when the buffer is full (CollectTracing6, .NET 11 and later).
