@@ -2,13 +2,12 @@ package jitstats_test
 
 import (
 	"math"
-	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/clrgo/clrevents/internal/tracetest"
 	"github.com/clrgo/clrevents/jitstats"
 	"github.com/clrgo/clrevents/trace"
 )
@@ -20,10 +19,6 @@ import (
 // Method/JittingStarted time (its baseline's dump of the event).
 func TestOriginIsTraceStart(t *testing.T) {
 	const path = "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace"
-	base, err := os.ReadFile(path + ".baseline.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
 	r, err := trace.Open(path + ".zip")
 	if err != nil {
 		t.Fatal(err)
@@ -39,22 +34,11 @@ func TestOriginIsTraceStart(t *testing.T) {
 			starts[m.MethodID] = float64(m.Start.Sub(a.Origin())) / float64(time.Millisecond)
 		}
 	}
-	re := regexp.MustCompile(`MSec= *"([0-9.]+)".* EventName="Method/JittingStarted" MethodID="0x([0-9A-F]+)"`)
-	checked := 0
-	for _, line := range strings.Split(string(base), "\n") {
-		m := re.FindStringSubmatch(line)
-		if m == nil {
-			continue
+	for _, e := range tracetest.BaselineEvents(t, path+".baseline.txt", "Method/JittingStarted") {
+		want, _ := strconv.ParseFloat(e["MSec"], 64)
+		id, _ := strconv.ParseUint(strings.TrimPrefix(e["MethodID"], "0x"), 16, 64)
+		if got, ok := starts[id]; !ok || math.Abs(got-want) > 0.0005 {
+			t.Errorf("method %s: start %.4f ms (compiled: %v), TraceEvent's %s", e["MethodID"], got, ok, e["MSec"])
 		}
-		want, _ := strconv.ParseFloat(m[1], 64)
-		id, _ := strconv.ParseUint(m[2], 16, 64)
-		got, ok := starts[id]
-		if !ok || math.Abs(got-want) > 0.0005 {
-			t.Errorf("method 0x%x: start %.4f ms (compiled: %v), TraceEvent's %s", id, got, ok, m[1])
-		}
-		checked++
-	}
-	if checked == 0 {
-		t.Fatal("no Method/JittingStarted in the baseline")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -238,4 +239,35 @@ type ownWalk struct{ ownEvent }
 
 func (e *ownWalk) AppendStackWalk(dst []uint64) []uint64 {
 	return e.Event.(clrimpl.StackWalk).AppendStackWalk(dst)
+}
+
+// baselineAttr is an attribute of an EventPipe baseline's event dump.
+var baselineAttr = regexp.MustCompile(`(\w+)= *"([^"]*)"`)
+
+// BaselineEvents returns the attributes (MSec, EventName and the
+// payload's fields, as written) of each event named name (TraceEvent's
+// Task/Opcode: "GC/Start") that an EventPipe trace's baseline at path
+// dumps: lines of `Provider/Name, count, <Event MSec="…" … />`, where
+// TraceEvent shows the first events of each kind.
+func BaselineEvents(tb testing.TB, path, name string) []map[string]string {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []map[string]string
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.Contains(line, `EventName="`+name+`"`) {
+			continue
+		}
+		attrs := map[string]string{}
+		for _, m := range baselineAttr.FindAllStringSubmatch(line, -1) {
+			attrs[m[1]] = m[2]
+		}
+		out = append(out, attrs)
+	}
+	if len(out) == 0 {
+		tb.Fatalf("%s: no %s event", path, name)
+	}
+	return out
 }
