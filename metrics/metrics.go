@@ -47,7 +47,13 @@
 // dotnet_runtime_threadpool_threads, assembly-count
 // dotnet_runtime_assemblies, active-timer-count dotnet_runtime_active_timers,
 // methods-jitted-count dotnet_runtime_methods_jitted), and any other gauge
-// whose name ends in _count, _sum or _bucket gets _value.
+// whose name ends in _count, _sum or _bucket gets _value. Two counters of
+// a process whose names come out the same (names that differ only in case
+// or in '-' against '_', gc-heap-size in MB beside gc-heap-size-bytes,
+// threadpool-thread-count beside threadpool-threads) are two metrics: the
+// later one seen gets its own name's hash, _h and 8 hex digits
+// (dotnet_runtime_threadpool_threads_h1a2b3c4d), where it would have
+// taken the other's place in every scrape.
 //
 // # Cardinality
 //
@@ -67,6 +73,8 @@ package metrics
 
 import (
 	"errors"
+	"fmt"
+	"hash/fnv"
 	"math"
 	"slices"
 	"sort"
@@ -228,7 +236,8 @@ type Process struct {
 	tpSeen     bool
 	tpThreads  float64
 	counters   map[string]*counterValue
-	counterOut uint64 // counters left out (MaxCounters)
+	metricOf   map[string]string // counters' metric names, to the counter (provider/name) that has each
+	counterOut uint64            // counters left out (MaxCounters)
 	scratch    []byte
 }
 
@@ -456,8 +465,20 @@ func (p *Process) counter(c *counters.Counter) {
 			return
 		}
 		name, typ, scale := counterMetric(c)
+		key := string(p.scratch)
+		if other, taken := p.metricOf[name]; taken && other != key {
+			// Another counter's name came out the same: this one is
+			// told apart by its own name's hash.
+			h := fnv.New32a()
+			h.Write(p.scratch)
+			name = fmt.Sprintf("%s_h%08x", name, h.Sum32())
+		}
+		if p.metricOf == nil {
+			p.metricOf = map[string]string{}
+		}
+		p.metricOf[name] = key
 		v = &counterValue{desc: p.set.counterDesc(name, c), typ: typ, scale: scale}
-		p.counters[string(p.scratch)] = v
+		p.counters[key] = v
 	}
 	if v.typ == prometheus.CounterValue {
 		if x := c.Increment * v.scale; x > 0 && !math.IsInf(x, 0) {
