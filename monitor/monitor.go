@@ -3,8 +3,11 @@
 // does), keeps one monitoring session on each, turns the events into
 // Prometheus metrics (package metrics) and keeps each process's code map
 // current (package symbols), detaches when a process exits and picks up new
-// ones within a poll interval. Its HTTP handler serves what fleets already
-// scrape:
+// ones within a poll interval. A process's series go when it exits: what
+// it counted after the last scrape is not exported (not yet kept for a
+// grace period), so a short-lived or crash-looping process is seen in
+// part; scrape often, or take its /trace, for such a process. Its HTTP
+// handler serves what fleets already scrape:
 //
 //	GET /processes                                   JSON: each process's PID, command line, runtime version, OS, architecture, attach state, events read and dropped
 //	GET /metrics                                     Prometheus text: the processes' runtime metrics and the collector's own health
