@@ -350,3 +350,37 @@ func RealTrace(path string) (data []byte, live int, err error) {
 		}
 	}
 }
+
+// ExceptionTrace builds a NetTrace V6 stream in which the runtime throws
+// an exception of each type in types, each an ExceptionThrown_V1 event
+// followed by ExceptionThrownStop (event 256, no fields), as a .NET Core
+// runtime fires them when the exception is handled.
+func ExceptionTrace(pid int, types ...string) []byte {
+	var w v6w
+	w.header(pid)
+	mb := binary.LittleEndian.AppendUint16(nil, 0) // no header bytes
+	for _, x := range []struct {
+		id    uint32
+		event uint16
+		ver   uint8
+	}{{1, 80, 1}, {2, 256, 0}} {
+		r := binary.AppendUvarint(nil, uint64(x.id))
+		r = appendUTF8(r, "Microsoft-Windows-DotNETRuntime")
+		r = binary.AppendUvarint(r, uint64(x.event))
+		r = appendUTF8(r, "")
+		r = appendFields(r, nil)
+		r = binary.LittleEndian.AppendUint16(r, 2) // optional metadata: version
+		r = append(r, 9, x.ver)
+		mb = binary.LittleEndian.AppendUint16(mb, uint16(len(r)))
+		mb = append(mb, r...)
+	}
+	w.block(3, mb)
+	w.threads(pid)
+	var evs []v6Event
+	for _, typ := range types {
+		evs = append(evs, v6Event{meta: 1, payload: exceptionPayload(nil, typ)}, v6Event{meta: 2})
+	}
+	w.events(evs)
+	w.end()
+	return w.b.Bytes()
+}

@@ -19,6 +19,7 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/clrgo/clrevents/dataset"
+	"github.com/clrgo/clrevents/internal/simruntime"
 	"github.com/clrgo/clrevents/kernelevents"
 )
 
@@ -136,7 +137,7 @@ func readJSON(t *testing.T, traces []string) fromJSON {
 				var n int64
 				json.Unmarshal(line.Fields["Count"], &n)
 				j.gcCount += n
-			case strings.HasPrefix(line.Event, "ExceptionThrown"):
+			case strings.HasPrefix(line.Event, "ExceptionThrown_V"): // not ExceptionThrownStop
 				var typ string
 				json.Unmarshal(line.Fields["ExceptionType"], &typ)
 				j.exceptions[typ]++
@@ -282,7 +283,7 @@ func checkAgainstJSON(t *testing.T, traces []string) {
 		t.Errorf("traces.events sums to %d, JSON has %d lines", total, sum(want.counts))
 	}
 	if len(want.exceptions) > 0 {
-		got := queryMap(t, db, `SELECT "ExceptionType", count(*) FROM read_parquet('ds/events/*/event=ExceptionThrown*/*.parquet', union_by_name = true) GROUP BY ALL`)
+		got := queryMap(t, db, `SELECT "ExceptionType", count(*) FROM read_parquet('ds/events/*/event=ExceptionThrown_V*/*.parquet', union_by_name = true) GROUP BY ALL`)
 		if d := diffMaps(want.exceptions, got); d != "" {
 			t.Errorf("exceptions by type differ:\n%s", d)
 		}
@@ -408,5 +409,55 @@ func TestREADMEQueries(t *testing.T) {
 		if n == 0 {
 			t.Errorf("README query %d found no rows:\n%s", i+1, q)
 		}
+	}
+}
+
+// TestREADMEExceptions: the README's exceptions query counts each thrown
+// exception once, over a trace of a .NET Core runtime, which fires
+// ExceptionThrownStop (a table of its own, without ExceptionType) after
+// each ExceptionThrown_V1.
+func TestREADMEExceptions(t *testing.T) {
+	var q string
+	for _, s := range readmeQueries(t) {
+		if strings.Contains(s, `"ExceptionType"`) {
+			q = s
+		}
+	}
+	if q == "" {
+		t.Fatal("README has no exceptions query")
+	}
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "exc.nettrace")
+	b := simruntime.ExceptionTrace(4321, "System.InvalidOperationException", "System.InvalidOperationException", "System.ArgumentException")
+	if err := os.WriteFile(tr, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeDataset(t, dir, []string{tr})
+	t.Chdir(dir)
+	db := openDB(t)
+	if n := queryInt(t, db, `SELECT count(*) FROM read_parquet('ds/events/*/event=ExceptionThrownStop/*.parquet')`); n != 3 {
+		t.Fatalf("%d ExceptionThrownStop rows, want 3", n)
+	}
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	got := map[string]int64{}
+	for rows.Next() {
+		var typ sql.NullString
+		var thrown, traces int64
+		var msg any
+		if err := rows.Scan(&typ, &thrown, &traces, &msg); err != nil {
+			t.Fatal(err)
+		}
+		got[typ.String] += thrown
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"System.InvalidOperationException": 2, "System.ArgumentException": 1}
+	if d := diffMaps(want, got); d != "" {
+		t.Errorf("README exceptions query (an empty type is NULL):\n%s", d)
 	}
 }
