@@ -107,7 +107,9 @@
 // The tables of described events have the same header, then the
 // description's fields flattened by the same rules (the Columns of the
 // event's trace.Event.Descriptor), named as the trace names them; one whose name folds to a
-// header column's or an earlier column's gets "_field" appended (a map
+// header column's, to a partition key's (provider or event, whose folder
+// values DuckDB would put in its place: Provider_field, Event_field) or
+// to an earlier column's gets "_field" appended (a map
 // field's name column with it: level_field, level_field_name), and one
 // without a name is "unnamed". Their versions share a table; a
 // second layout of one event within a trace goes to the generic table.

@@ -470,3 +470,22 @@ func TestDescribedColumnNames(t *testing.T) {
 		t.Errorf("columns %q, want %q", got, want)
 	}
 }
+
+// TestDescribedPartitionKeys: a field named like a hive partition key of
+// the table's folders (provider=…/event=…), in any case, is renamed as
+// one named like a header column, since DuckDB would read the folder's
+// value in its place.
+func TestDescribedPartitionKeys(t *testing.T) {
+	cols := describedColumns([]clrimpl.Column{
+		{Name: "Event", Kind: clrimpl.ColumnString}, {Name: "Provider", Kind: clrimpl.ColumnString},
+		{Name: "EVENT_field", Kind: clrimpl.ColumnString}, {Name: "Count", Kind: clrimpl.ColumnInt32},
+	})
+	var got []string
+	for _, c := range cols[len(headerColumns):] {
+		got = append(got, c.name)
+	}
+	want := []string{"Event_field", "Provider_field", "EVENT_field_field", "Count"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("columns %q, want %q", got, want)
+	}
+}

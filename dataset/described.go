@@ -107,8 +107,9 @@ func pathPart(s string) string {
 }
 
 // describedColumns are the header columns, then the payload's. A payload
-// column named like a header column or an earlier column in any case
-// (engines fold case: the kernel's TcpIp events' PID against pid) gets
+// column named like a header column, a partition key (provider, event)
+// or an earlier column in any case (engines fold case: the kernel's
+// TcpIp events' PID against pid) gets
 // "_field" appended, and so does the name column of its map after it
 // (level_field and level_field_name, not level_name); a column without a
 // name (a TraceLogging struct may have none), which engines refuse, is
@@ -119,6 +120,10 @@ func describedColumns(cols []clrimpl.Column) []column {
 	for _, c := range headerColumns {
 		taken[strings.ToLower(c.name)] = true
 	}
+	// The hive partition keys of the table's directories: engines that
+	// read them (DuckDB by default) put the folder's value in a file
+	// column of the same name.
+	taken["provider"], taken["event"] = true, true
 	prev, prevName := "", "" // the column before, as described and as named
 	for _, c := range cols {
 		name := c.Name

@@ -3,6 +3,7 @@ package duckdb
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	_ "github.com/duckdb/duckdb-go/v2"
 
@@ -460,4 +462,43 @@ func TestREADMEExceptions(t *testing.T) {
 	if d := diffMaps(want, got); d != "" {
 		t.Errorf("README exceptions query (an empty type is NULL):\n%s", d)
 	}
+}
+
+// TestPartitionKeyFields: an EventSource event's fields named Event and
+// Provider, like the hive partition keys of the table's folders, read
+// back in DuckDB with their own values (Event_field, Provider_field), not
+// the folder's.
+func TestPartitionKeyFields(t *testing.T) {
+	var ps [][]byte
+	for i, s := range []string{"login", "logout"} {
+		p := utf16z(s)
+		p = append(p, utf16z("okta")...)
+		p = binary.LittleEndian.AppendUint32(p, uint32(i+7))
+		ps = append(ps, p)
+	}
+	b := simruntime.EventSourceTrace(4321, "MyCompany-Audit", "UserAction",
+		[]simruntime.Field{{Name: "Event", Type: simruntime.TypeString}, {Name: "Provider", Type: simruntime.TypeString}, {Name: "Count", Type: simruntime.TypeInt32}}, ps...)
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "audit.nettrace")
+	if err := os.WriteFile(tr, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeDataset(t, dir, []string{tr})
+	t.Chdir(dir)
+	db := openDB(t)
+	got := queryMap(t, db, `SELECT provider || '|' || event || '|' || "Event_field" || '|' || "Provider_field", "Count"::BIGINT
+		FROM read_parquet('ds/events/provider=MyCompany-Audit/event=UserAction/*.parquet', union_by_name = true)`)
+	want := map[string]int64{"MyCompany-Audit|UserAction|login|okta": 7, "MyCompany-Audit|UserAction|logout|okta": 8}
+	if d := diffMaps(want, got); d != "" {
+		t.Errorf("fields named like the partition keys:\n%s", d)
+	}
+}
+
+// utf16z is s as an EventSource string field: UTF-16LE, NUL-terminated.
+func utf16z(s string) []byte {
+	var b []byte
+	for _, u := range utf16.Encode([]rune(s)) {
+		b = binary.LittleEndian.AppendUint16(b, u)
+	}
+	return binary.LittleEndian.AppendUint16(b, 0)
 }
