@@ -3,8 +3,8 @@ package duckdb
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
