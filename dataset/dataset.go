@@ -71,7 +71,11 @@
 // Every row of an event table starts with the header columns (see
 // HeaderColumns): trace (the name the trace was given by), seq (the
 // event's index in the trace, in time order, as clrdump -format jsonl
-// writes them), time (TIMESTAMP(NANOS, UTC)),
+// writes them), time (TIMESTAMP(NANOS, UTC); DuckDB reads it as
+// TIMESTAMP WITH TIME ZONE, to the microsecond, dropping the rest, while
+// Spark with nanosAsLong and ClickHouse, DateTime64(9), read the
+// nanoseconds; it stays UTC, as local-time timestamps would mislead
+// every engine, DuckDB's TIMESTAMP_NS included),
 // event_id, event_version (the trace's, which may be newer than the
 // table's when a newer runtime's event decoded as the newest known
 // version), task, opcode, level, keywords, pid, tid, cpu (NULL where the

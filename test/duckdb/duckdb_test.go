@@ -297,9 +297,14 @@ func checkAgainstJSON(t *testing.T, traces []string) {
 		}
 	}
 	// Types: time is a timestamp, GUIDs are UUIDs, hex fields numbers.
+	// The README says DuckDB reads time to the microsecond, as a
+	// TIMESTAMP WITH TIME ZONE: if that changes, so must the README.
 	var typ string
-	if err := db.QueryRow(`SELECT typeof(time) FROM read_parquet('ds/generic/*.parquet') LIMIT 1`).Scan(&typ); err == nil && !strings.HasPrefix(typ, "TIMESTAMP") {
-		t.Errorf("time is %s", typ)
+	if err := db.QueryRow(`SELECT typeof(time) FROM read_parquet('ds/generic/*.parquet') LIMIT 1`).Scan(&typ); err == nil && typ != "TIMESTAMP WITH TIME ZONE" {
+		t.Errorf("time is %s, the README says TIMESTAMP WITH TIME ZONE", typ)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM `+all+` WHERE epoch_ns(time) % 1000 <> 0`); n != 0 {
+		t.Errorf("%d times with nanoseconds: the README says DuckDB reads microseconds", n)
 	}
 }
 
