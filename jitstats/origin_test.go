@@ -9,7 +9,6 @@ import (
 
 	"github.com/clrgo/clrevents/internal/tracetest"
 	"github.com/clrgo/clrevents/jitstats"
-	"github.com/clrgo/clrevents/trace"
 )
 
 // TestOriginIsTraceStart: Read counts times from the trace's start (an
@@ -19,12 +18,7 @@ import (
 // Method/JittingStarted time (its baseline's dump of the event).
 func TestOriginIsTraceStart(t *testing.T) {
 	const path = "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace"
-	r, err := trace.Open(path + ".zip")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	a, err := jitstats.Read(r)
+	a, err := jitstats.Read(open(t, path+".zip"))
 	if err != nil {
 		t.Fatal(err)
 	}

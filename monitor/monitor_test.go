@@ -128,6 +128,22 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
+// stopAndWait ends the server and fails unless ListenAndServe returns,
+// without an error, within 20 s.
+func (s *server) stopAndWait(t testing.TB) {
+	t.Helper()
+	s.stop()
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Errorf("ListenAndServe: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no return within 20 s of the end")
+	}
+	s.done <- nil // for the cleanup
+}
+
 func serve(t testing.TB, h *host, o monitor.Options, a monitor.Access) *server {
 	logs := &logBuffer{}
 	o.Discover = h.discover
@@ -711,17 +727,8 @@ func TestShutdown(t *testing.T) {
 	}()
 	time.Sleep(300 * time.Millisecond)
 	start := time.Now()
-	s.stop()
-	select {
-	case err := <-s.done:
-		if err != nil {
-			t.Errorf("ListenAndServe: %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("no return within 20 s of the end")
-	}
+	s.stopAndWait(t)
 	t.Logf("stopped in %v", time.Since(start))
-	s.done <- nil // for the cleanup
 	for _, sm := range sims {
 		stops := 0
 		for _, r := range sm.srv.Requests() {
@@ -765,16 +772,7 @@ func TestShutdownBeforeStreamBegins(t *testing.T) {
 		return false
 	})
 	time.Sleep(100 * time.Millisecond) // the reader waits for the stream
-	s.stop()
-	select {
-	case err := <-s.done:
-		if err != nil {
-			t.Errorf("ListenAndServe: %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("no return within 20 s of the end")
-	}
-	s.done <- nil // for the cleanup
+	s.stopAndWait(t)
 	// StopTracing is sent, not waited for: the runtime may take it in a
 	// moment later.
 	waitFor(t, 5*time.Second, "StopTracing", func() bool {
