@@ -44,7 +44,7 @@ func (p procfs) find(pid int) (string, error) {
 		// Not in our /proc (another PID namespace, or gone): a socket
 		// under that PID in our TMPDIR is still worth a try.
 		for _, d := range clientTempDirs() {
-			if s := p.dirs.newest(d, pid, 0); s != "" {
+			if s := p.dirs.newest(d, pid, nil); s != "" {
 				return s, nil
 			}
 		}
@@ -56,7 +56,16 @@ func (p procfs) find(pid int) (string, error) {
 	var looked []string
 	tmp := p.tmpDir(pid)
 	nspid := p.nsPID(pid)
-	start := p.startTime(pid) // a socket of another start is another process's
+	// A socket of another start is another process's; /proc/PID/stat is
+	// read only for a process that has a socket.
+	var started uint64
+	read := false
+	start := func() uint64 {
+		if !read {
+			started, read = p.startTime(pid), true
+		}
+		return started
+	}
 	// Through the process's root: right inside a container, and the same
 	// directory as the host's otherwise.
 	inRoot := filepath.Join(dir, "root", tmp)

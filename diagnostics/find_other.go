@@ -19,7 +19,7 @@ func Find(pid int) (string, error) {
 	}
 	dirs := clientTempDirs()
 	for _, d := range dirs {
-		if s := noListings.newest(d, pid, 0); s != "" {
+		if s := noListings.newest(d, pid, nil); s != "" {
 			return s, nil
 		}
 	}
@@ -49,7 +49,7 @@ func Processes() ([]Process, error) {
 			if !ok || seen[pid] || !alive(pid) {
 				continue
 			}
-			if s := noListings.newest(d, pid, 0); s != "" {
+			if s := noListings.newest(d, pid, nil); s != "" {
 				seen[pid] = true
 				out = append(out, Process{PID: pid, Address: s})
 			}

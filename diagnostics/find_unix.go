@@ -96,7 +96,8 @@ func (c *socketDirs) list(dir string) []string {
 
 // newest returns the most recently modified socket of pid in dir (a
 // runtime that restarted with the same PID leaves an older one), or "".
-// When start is not 0 (the process's start time, Linux), a socket whose
+// When start is not nil it gives the process's start time (Linux; 0 when
+// unknown), asked only once a socket of pid is seen: a socket whose
 // key is another start time is another process's, of the same PID: one
 // that ended (the ID given again), or one in a container that shares the
 // directory, whose PID in its own namespace is pid. A process that is
@@ -104,12 +105,17 @@ func (c *socketDirs) list(dir string) []string {
 // a runtime's connections through: the newer wins, the forwarding one on
 // a tie, as the .NET client's rule has it (its key is not checked: it is
 // not the runtime's).
-func (c *socketDirs) newest(dir string, pid int, start uint64) string {
+func (c *socketDirs) newest(dir string, pid int, start func() uint64) string {
 	best, bestT := "", int64(0)
 	for _, n := range c.list(dir) {
 		p, key, dsrouter, ok := parseSocketKey(n)
-		if !ok || p != pid || !dsrouter && start != 0 && key != 0 && key != start {
+		if !ok || p != pid {
 			continue
+		}
+		if start != nil && !dsrouter && key != 0 {
+			if s := start(); s != 0 && key != s {
+				continue
+			}
 		}
 		m := filepath.Join(dir, n)
 		st, err := os.Stat(m)
