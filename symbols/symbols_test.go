@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -352,5 +353,24 @@ func TestManagedBuildID(t *testing.T) {
 	}
 	if BuildID(sig, 1) != "AB87C2F708D74A9289560D81D3A1DB051" {
 		t.Errorf("BuildID %s", BuildID(sig, 1))
+	}
+}
+
+// TestSmallMapMemory: a process of a few methods (a short trace's) does
+// not allocate room for thousands. Each profile build makes a Map, and a
+// collector builds one a window; the method list once took a chunk of
+// 4,096 entries (256 KiB) for the first method.
+func TestSmallMapMemory(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	m := NewMap()
+	for i := range uint64(10) {
+		m.Observe(1, int64(i), load(100+i, 1, 0x1000+0x100*i, 0x100, "App.Program", "M", "void  ()"))
+	}
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(m)
+	const most = 128 << 10 // the name arena's first block (64 KiB) and a method chunk
+	if got := after.TotalAlloc - before.TotalAlloc; got > most {
+		t.Errorf("a map of 10 methods allocated %d bytes, want at most %d", got, most)
 	}
 }
