@@ -372,6 +372,9 @@ func (e *Event) typeDescriptor() *clrimpl.Descriptor {
 // (a type switch, a set of EventInfos) sees a newer runtime's events with
 // it, as Decode gives them. It decodes nothing.
 func (e *Event) DecodeType() (clrimpl.EventType, bool) {
+	if e.nt != nil && e.res.decType != nil {
+		return e.res.decType, true
+	}
 	ref := e.decodeType()
 	if !ref.ok() {
 		return nil, false
@@ -403,6 +406,9 @@ func (e *Event) decodeType() typeRef {
 // Decode and DecodeType give as that package's type; here it is still the
 // older version t has. It decodes nothing.
 func (e *Event) DecodeTypeIn(t *clrimpl.Table) (clrimpl.EventType, bool) {
+	if e.nt != nil && e.res.decTable == t && t != nil {
+		return e.res.decType, true
+	}
 	ref := e.decodeTypeIn(t)
 	if !ref.ok() {
 		return nil, false

@@ -156,9 +156,15 @@ type resolved struct {
 	// neither names one): the accessors that fall back on the type's
 	// facts (Task, Opcode, Level, Name) read it for every event, and it is
 	// fixed once typ is.
-	desc   *clrimpl.Descriptor
-	kernel *kernelGroup // a kernel event class
-	class  *kernelGroup // another classic (MOF) class with opcode names
+	desc *clrimpl.Descriptor
+	// EventPipe: the type Decode decodes with (typ, else older) and its
+	// table, or nil; DecodeType and DecodeTypeIn answer from them without
+	// going through the Reader's tables (the profile builder asks for
+	// every event). Fixed once typ is, like desc.
+	decType  clrimpl.EventType
+	decTable *clrimpl.Table
+	kernel   *kernelGroup // a kernel event class
+	class    *kernelGroup // another classic (MOF) class with opcode names
 }
 
 // provRef is a provider of one of the Reader's tables: the index of the
@@ -622,6 +628,12 @@ func (r *Reader) resolveEventIn(name string, guid clrimpl.GUID, id uint16, versi
 				// are, as the older one it decodes with.
 				res.desc = r.eventType(res.older).Descriptor()
 			}
+		}
+		if dec := res.typ; dec.ok() || res.older.ok() {
+			if !dec.ok() {
+				dec = res.older
+			}
+			res.decType, res.decTable = r.eventType(dec), r.ts.tables[dec.t-1]
 		}
 	}
 	if res.provider == "" && !guid.IsZero() {
