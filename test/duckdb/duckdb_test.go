@@ -384,7 +384,10 @@ func TestREADMEQueries(t *testing.T) {
 		t.Skip("the README's queries need traces with exceptions and GCs: ../shared/fixtures is not beside the checkout (CI has it): ", err)
 	}
 	dir := t.TempDir()
-	writeDataset(t, dir, abs(t, traces))
+	// The shared traces enabled no EventCounters: a service of the
+	// simulated runtime's counters joins the fleet for the counters query.
+	traces = append(abs(t, traces), countersTrace(t, filepath.Join(dir, "fleet", "counters")))
+	writeDataset(t, dir, traces)
 	t.Chdir(dir)
 	db := openDB(t)
 	for i, q := range qs {
@@ -466,6 +469,79 @@ func TestREADMEExceptions(t *testing.T) {
 	want := map[string]int64{"System.InvalidOperationException": 2, "System.ArgumentException": 1}
 	if d := diffMaps(want, got); d != "" {
 		t.Errorf("README exceptions query (an empty type is NULL):\n%s", d)
+	}
+}
+
+// countersTrace writes, in dir, a trace in which System.Runtime reports a
+// mean counter (cpu-usage: 10, 20, then 60 a minute later) and a rate
+// (gc-count: 3, 4, then 1) three times, and returns its path.
+func countersTrace(t *testing.T, dir string) string {
+	t.Helper()
+	cpu := func(v float64) simruntime.Counter {
+		return simruntime.Counter{Name: "cpu-usage", DisplayName: "CPU Usage", Units: "%", Value: v}
+	}
+	gcs := func(v float64) simruntime.Counter {
+		return simruntime.Counter{Name: "gc-count", DisplayName: "GC Count", Increment: true, Value: v}
+	}
+	intervals := [][]simruntime.Counter{{cpu(10), gcs(3)}, {cpu(20), gcs(4)}}
+	for range 58 { // intervals 1 s apart: the last one a minute after the first
+		intervals = append(intervals, nil)
+	}
+	intervals = append(intervals, []simruntime.Counter{cpu(60), gcs(1)})
+	b, _ := simruntime.CountersTrace(4321, intervals)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tr := filepath.Join(dir, "host.nettrace")
+	if err := os.WriteFile(tr, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// TestREADMECounters: the README's counters query averages a mean
+// counter and adds up a rate, minute by minute.
+func TestREADMECounters(t *testing.T) {
+	var q string
+	for _, s := range readmeQueries(t) {
+		if strings.Contains(s, "event=EventCounters") {
+			q = s
+		}
+	}
+	if q == "" {
+		t.Fatal("README has no counters query")
+	}
+	dir := t.TempDir()
+	writeDataset(t, dir, []string{countersTrace(t, filepath.Join(dir, "fleet", "svc"))})
+	t.Chdir(dir)
+	db := openDB(t)
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var service, counter string
+		var pid int64
+		var minute time.Time
+		var value float64
+		if err := rows.Scan(&service, &pid, &minute, &counter, &value); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s %d %s %s %g", service, pid, minute.UTC().Format("15:04"), counter, value))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"svc 4321 12:00 cpu-usage 15",
+		"svc 4321 12:01 cpu-usage 60",
+		"svc 4321 12:00 gc-count 7",
+		"svc 4321 12:01 gc-count 1",
+	}
+	if g, w := strings.Join(got, "\n"), strings.Join(want, "\n"); g != w {
+		t.Errorf("README counters query gives\n%s\nwant\n%s", g, w)
 	}
 }
 
