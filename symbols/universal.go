@@ -3,6 +3,7 @@ package symbols
 import (
 	"cmp"
 	"encoding/binary"
+	enchex "encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -287,13 +288,21 @@ func mappingBuildID(md string) string {
 	case "ELF":
 		return v.BuildID
 	case "PE":
-		// The signature is the GUID's 32 digits in text order.
-		if sig := v.Signature; len(sig) == 32 {
-			g, err := clrimpl.ParseGUID(sig[:8] + "-" + sig[8:12] + "-" + sig[12:16] + "-" + sig[16:20] + "-" + sig[20:])
-			if err == nil {
-				return BuildID(g, v.Age)
-			}
+		// The signature is the 16 bytes of the image's CodeView record as
+		// they lie in the file, each as two hex digits (one-collect's
+		// pe_file.rs): an RSDS record's PDB GUID in its binary layout,
+		// Data1 to Data3 little-endian, or an NB10 record's 4-byte
+		// signature followed by zeros.
+		var raw clrimpl.GUID
+		if n, err := enchex.Decode(raw[:], []byte(v.Signature)); err != nil || n != len(raw) || raw == (clrimpl.GUID{}) {
+			return ""
 		}
+		if [12]byte(raw[4:]) == [12]byte{} {
+			// NB10: the signature (a time stamp) and the age, as
+			// symbol servers key such a PDB.
+			return fmt.Sprintf("%08X%X", binary.LittleEndian.Uint32(raw[:4]), v.Age)
+		}
+		return BuildID(raw, v.Age)
 	}
 	return ""
 }

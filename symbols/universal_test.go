@@ -50,9 +50,16 @@ func TestJittedName(t *testing.T) {
 func TestMappingBuildID(t *testing.T) {
 	for md, want := range map[string]string{
 		`{"type": "ELF","debug_link": "60568bc2.debug","build_id": "4b60568bc25641b07e93f84f98c77093f3b279f7"}`: "4b60568bc25641b07e93f84f98c77093f3b279f7",
-		`{"type": "PE","name": "System.Memory.pdb","age": 1,"signature": "04eb8abedfcabda01f0f1387df07a0ba"}`:   "04EB8ABEDFCABDA01F0F1387DF07A0BA1",
-		`{"type": "PE","age": 26,"signature": "04eb8abedfcabda01f0f1387df07a0ba"}`:                              "04EB8ABEDFCABDA01F0F1387DF07A0BA1A",
-		`{"type": "PE","age": 1,"signature": "04eb8abe"}`:                                                       "",
+		// The RSDS record's bytes as in the file: the GUID
+		// {be8aeb04-cadf-a0bd-1f0f-1387df07a0ba}, as symbol servers
+		// (and TraceEvent's ImageID/DbgID_RSDS events) give it.
+		`{"type": "PE","name": "System.Memory.pdb","age": 1,"signature": "04eb8abedfcabda01f0f1387df07a0ba"}`: "BE8AEB04CADFA0BD1F0F1387DF07A0BA1",
+		`{"type": "PE","age": 26,"signature": "04eb8abedfcabda01f0f1387df07a0ba"}`:                            "BE8AEB04CADFA0BD1F0F1387DF07A0BA1A",
+		// NB10: a 4-byte time stamp, then zeros.
+		`{"type": "PE","age": 3,"signature": "1a2b3c4d000000000000000000000000"}`: "4D3C2B1A3",
+		`{"type": "PE","age": 1,"signature": "04eb8abe"}`:                         "",
+		`{"type": "PE","age": 1,"signature": "00000000000000000000000000000000"}`: "",
+		`{"type": "PE","age": 1,"signature": "zzeb8abedfcabda01f0f1387df07a0ba"}`: "",
 		`{"type": "PE"}`:  "",
 		`{"type": "ELF"}`: "",
 		`{}`:              "",
