@@ -41,12 +41,16 @@
 // no pause (HasPause is false): it is counted, never guessed.
 //
 // The trace needs the runtime's GC keyword (0x1) at level Informational
-// (4); Read returns ErrNoEvents for a trace without GCs. AllocationTick
-// events (the same keyword at level Verbose, 5) add allocation volumes
-// (without them allocation is unknown: HasAllocated is false), and
-// the per-heap history events (GCPerHeapHistory) exact heap sizes before
-// each GC, which are otherwise estimated, and the free space each
-// generation keeps after it (fragmentation, often from pinned objects).
+// (4); Read returns ErrNoEvents for a trace without GCs. The per-heap
+// history events (GCPerHeapHistory, at the same keyword and level) give
+// exact heap sizes before each GC, which are otherwise estimated, the
+// free space each generation keeps after it (fragmentation, often from
+// pinned objects), and what was allocated between two GCs, as PerfView
+// counts it (GC.AllocatedExact). AllocationTick events (the same keyword
+// at level Verbose, 5) give a sample of allocation volumes, which the
+// report falls back on where the histories do not say (the first GC, a
+// background GC's small object heap, traces without histories); without
+// either, allocation is unknown (GC.HasAllocated is false).
 //
 // WriteText, WriteJSONLines, WriteCSV and WriteHTML write the report of
 // the processes' GCs.
@@ -143,15 +147,22 @@ type GC struct {
 	// GC's global heap history's, else the highest HeapIndex + 1 of its
 	// per-heap histories; 0 when the trace has neither.
 	Heaps int
-	// Allocated is the bytes allocated since the previous GC (its heap
-	// statistics; for the trace's first GC, since the trace's start), by
-	// small, large and pinned object heap, from the AllocationTick events
-	// (one per about 100 KB allocated: a sample, as PerfView's GCStats
-	// counts a GC's allocation when the trace has no per-heap histories);
-	// unknown, not zero, when the process has none (Process.HasAllocated)
-	// or the trace lacks the GC's heap statistics. The reports give their
-	// sum (alloc MB, allocated_bytes).
+	// Allocated is the bytes allocated since the previous GC, by small,
+	// large and pinned object heap, as PerfView's GCStats counts them.
+	// When this GC and the one before it have per-heap histories, it is
+	// exact: each heap's objects before this GC less those the previous
+	// GC left (AllocatedExact; a background GC's small object heap
+	// excepted, whose generation 0 the GC does not collect). Otherwise it
+	// is what the AllocationTick events since the previous GC's heap
+	// statistics count (for the trace's first GC, since the trace's
+	// start): one event per about 100 KB allocated, a sample, which some
+	// runtimes overcount several times over. It is unknown, not zero,
+	// without either (HasAllocated) or when the trace lacks the GC's heap
+	// statistics. The reports give their sum (alloc MB, allocated_bytes).
 	Allocated [3]uint64
+	// HasAllocated tells whether Allocated is known; AllocatedExact
+	// whether it comes from the per-heap histories.
+	HasAllocated, AllocatedExact bool
 
 	// Complete tells whether the trace holds the GC's end: its end event,
 	// heap statistics and, for a blocking GC, the restart after it.
@@ -159,6 +170,11 @@ type GC struct {
 
 	ended, hasHeapStats, concurrent, restarted bool
 	perHeap                                    int
+	// heapObjs are the object sizes (a generation's size less its free
+	// space) of each heap before and after the GC, from its per-heap
+	// histories in the order they came, as PerfView pairs them with the
+	// previous GC's.
+	heapObjs []heapObjs
 	globalHeaps                                bool  // Heaps is the global history's
 	tid                                        int64 // the thread of its start event
 	// prevStats is the last GC with heap statistics when this one
@@ -166,6 +182,10 @@ type GC struct {
 	prevStats    *GC
 	sinceLastEnd time.Duration
 }
+
+// heapObjs are one heap's object sizes by generation before and after a
+// GC.
+type heapObjs struct{ before, after [NumGens]uint64 }
 
 // TotalFragmentation is the free space of all generations after the GC.
 func (gc *GC) TotalFragmentation() uint64 {
@@ -967,6 +987,7 @@ func (p *Process) heapStats(t time.Time, f clrevents.GCHeapStatsFields) {
 		for i := range gc.Allocated {
 			gc.Allocated[i] = p.Allocated[i] - s.allocAtLastGC[i]
 		}
+		gc.HasAllocated = p.HasAllocated
 		if !s.lastEnd.IsZero() {
 			if gc.Type == clrevents.GCTypeBackgroundGC {
 				gc.sinceLastEnd = t.Sub(s.lastEnd)
@@ -1038,14 +1059,17 @@ func (p *Process) perHeapHistory(ev clrevents.Event) error {
 		return nil
 	}
 	before, frag := gc.GenSizeBefore, gc.Fragmentation
-	add := func(i int, sizeBefore, freeList, freeObj uint64) error {
+	var objs heapObjs
+	add := func(i int, v genHistory) error {
 		// Each value at most an address space, added to sums that are
 		// (the check below), cannot wrap them.
-		if err := sizes("per-heap history", sizeBefore, freeList, freeObj); err != nil {
+		if err := sizes("per-heap history", v.sizeBefore, v.freeListBefore, v.freeObjBefore, v.sizeAfter, v.freeListAfter, v.freeObjAfter); err != nil {
 			return err
 		}
-		before[i] += sizeBefore
-		frag[i] += freeList + freeObj
+		before[i] += v.sizeBefore
+		frag[i] += v.freeListAfter + v.freeObjAfter
+		objs.before[i] = sub0(v.sizeBefore, v.freeListBefore+v.freeObjBefore)
+		objs.after[i] = sub0(v.sizeAfter, v.freeListAfter+v.freeObjAfter)
 		return nil
 	}
 	var heap uint32
@@ -1054,7 +1078,7 @@ func (p *Process) perHeapHistory(ev clrevents.Event) error {
 		heap = e.HeapIndex
 		for i := 0; i < min(e.Values.Len(), NumGens); i++ {
 			v := e.Values.At(i)
-			if err := add(i, v.SizeBefore, v.FreeListAfter, v.FreeObjAfter); err != nil {
+			if err := add(i, genHistory{v.SizeBefore, v.FreeListBefore, v.FreeObjBefore, v.SizeAfter, v.FreeListAfter, v.FreeObjAfter}); err != nil {
 				return err
 			}
 		}
@@ -1062,13 +1086,14 @@ func (p *Process) perHeapHistory(ev clrevents.Event) error {
 		heap = e.HeapIndex
 		for i := 0; i < min(e.Values.Len(), NumGens); i++ {
 			v := e.Values.At(i)
-			if err := add(i, v.SizeBefore, v.FreeListAfter, v.FreeObjAfter); err != nil {
+			if err := add(i, genHistory{v.SizeBefore, v.FreeListBefore, v.FreeObjBefore, v.SizeAfter, v.FreeListAfter, v.FreeObjAfter}); err != nil {
 				return err
 			}
 		}
 	default:
 		return nil
 	}
+	gc.heapObjs = append(gc.heapObjs, objs)
 	// The GC's heap must fit an address space too.
 	var total, free uint64
 	for i := range before {
@@ -1088,6 +1113,68 @@ func (p *Process) perHeapHistory(ev clrevents.Event) error {
 	gc.HeapBefore = total
 	gc.HeapBeforeEstimated = false
 	return nil
+}
+
+// genHistory is one generation's sizes in a per-heap history.
+type genHistory struct {
+	sizeBefore, freeListBefore, freeObjBefore, sizeAfter, freeListAfter, freeObjAfter uint64
+}
+
+// sub0 is a-b, or 0 when b is larger.
+func sub0(a, b uint64) uint64 {
+	if b > a {
+		return 0
+	}
+	return a - b
+}
+
+// allocatedFromHistories makes gc's allocation exact when it and the GC
+// before it have per-heap histories, as PerfView's GCStats counts it
+// (TraceGC.GetUserAllocated): for the small object heap (generation 0),
+// the large and the pinned one, each heap's objects before this GC less
+// those the previous GC left on the heap of its place in the list. A GC
+// of generation 0 does not update the large and pinned object heaps'
+// sizes after it, so where it gives none its sizes before stand. A
+// background GC's generation 0 keeps the AllocationTick count. PerfView
+// adds the heaps' differences as they come, negative ones too; a total
+// below zero is 0 here.
+func (p *Process) allocatedFromHistories(gc *GC) {
+	if len(gc.heapObjs) == 0 {
+		return
+	}
+	i := p.indexOf(gc)
+	if i <= 0 || len(p.GCs[i-1].heapObjs) == 0 {
+		return
+	}
+	prev := p.GCs[i-1]
+	for k, gen := range [3]int{Gen0, 3, 4} {
+		if gen == Gen0 && gc.Type == clrevents.GCTypeBackgroundGC {
+			continue
+		}
+		var total int64
+		for h, cur := range gc.heapObjs {
+			var was uint64
+			if h < len(prev.heapObjs) {
+				was = prev.heapObjs[h].after[gen]
+				if gen != Gen0 && was == 0 && prev.Generation < 1 {
+					was = prev.heapObjs[h].before[gen]
+				}
+			}
+			total += int64(cur.before[gen]) - int64(was)
+		}
+		gc.Allocated[k] = uint64(max(total, 0))
+	}
+	gc.HasAllocated, gc.AllocatedExact = true, true
+}
+
+// indexOf is gc's index in p.GCs (-1 when it is not there), searched
+// from the end, where the GCs being completed are.
+func (p *Process) indexOf(gc *GC) int {
+	i := len(p.GCs) - 1
+	for i >= 0 && p.GCs[i] != gc {
+		i--
+	}
+	return i
 }
 
 func (p *Process) allocTick(f clrevents.GCAllocationTickFields) {
@@ -1111,15 +1198,13 @@ func (p *Process) complete(gc *GC) {
 	}
 	gc.Complete = true
 	p.s.lastDone = gc
+	p.allocatedFromHistories(gc)
 	if !gc.HasPause {
 		return
 	}
 	if gc.Type == clrevents.GCTypeBackgroundGC {
 		// From the end of the GC before it to this one's end.
-		i := len(p.GCs) - 1
-		for i >= 0 && p.GCs[i] != gc {
-			i--
-		}
+		i := p.indexOf(gc)
 		from := p.GCs[0].Start
 		if i > 0 {
 			prev := p.GCs[i-1]

@@ -137,9 +137,9 @@ func mbString(b uint64) string { return strconv.FormatFloat(float64(b)/1e6, 'f',
 // not say and what would.
 func allocationNote(s Summary) string {
 	if !s.HasAllocated {
-		return "Allocation unknown: the trace has no AllocationTick events (the GC keyword, 0x1, at level Verbose, 5)"
+		return "Allocation unknown: the trace has no per-heap histories or AllocationTick events (the GC keyword, 0x1, at level Verbose, 5)"
 	}
-	return "Allocated " + mbString(s.Allocated) + " MB (AllocationTick)"
+	return "Allocated " + mbString(s.Allocated) + " MB before its GCs"
 }
 
 // secondsString is d in seconds with three decimals.

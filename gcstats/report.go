@@ -33,10 +33,10 @@ func (gc *GC) totalPromoted() uint64 {
 // totalAllocated is Allocated summed over the heaps.
 func (gc *GC) totalAllocated() uint64 { return gc.Allocated[0] + gc.Allocated[1] + gc.Allocated[2] }
 
-// allocatedKnown tells whether the trace holds gc's allocation: the
-// process has AllocationTick events, and the GC its heap statistics,
-// which close its count.
-func (p *Process) allocatedKnown(gc *GC) bool { return p.HasAllocated && gc.sizesKnown() }
+// allocatedKnown tells whether the trace holds gc's allocation: per-heap
+// histories of it and the GC before it, or AllocationTick events, and
+// the GC's heap statistics, which close its count.
+func (p *Process) allocatedKnown(gc *GC) bool { return gc.HasAllocated && gc.sizesKnown() }
 
 // pauseKnown, durationKnown, sizesKnown and beforeKnown tell which of a
 // GC's figures the trace holds (an incomplete GC lacks some).
@@ -78,9 +78,8 @@ func WriteText(w io.Writer, origin time.Time, procs []*Process) error {
 //	                        numbers: the pause, how many, the suspension (-1: unknown)
 //	duration_ms             number: start to end (-1: the trace lacks the end)
 //	pause_percent           number: PausePercent (-1 without a pause or the GC's end)
-//	allocated_bytes         number: Allocated, all heaps (-1: the process has no
-//	                        AllocationTick events, or the trace lacks the GC's heap
-//	                        statistics)
+//	allocated_bytes         number: Allocated, all heaps (-1: unknown, HasAllocated;
+//	                        or the trace lacks the GC's heap statistics)
 //	heap_before_bytes       number (-1: unknown); heap_before_estimated a boolean
 //	heap_after_bytes        number (-1: the trace lacks the GC's heap statistics)
 //	fragmentation_bytes     number: TotalFragmentation (-1 without per-heap histories)
@@ -91,9 +90,11 @@ func WriteText(w io.Writer, origin time.Time, procs []*Process) error {
 //	process_start_ms        number: the process's start (Process.Life), -1 when
 //	                        the trace does not record it; with pid, it tells
 //	                        apart processes of one ID
+//	allocated_exact         boolean: AllocatedExact (per-heap histories, not
+//	                        AllocationTick events' sample)
 func Columns() []string { return append([]string(nil), columns...) }
 
-var columns = []string{"pid", "gc", "gen", "reason", "type", "start_ms", "pause_ms", "pauses", "suspend_ms", "duration_ms", "pause_percent", "allocated_bytes", "heap_before_bytes", "heap_before_estimated", "heap_after_bytes", "fragmentation_bytes", "promoted_bytes", "pinned_objects", "heaps", "complete", "process_start_ms"}
+var columns = []string{"pid", "gc", "gen", "reason", "type", "start_ms", "pause_ms", "pauses", "suspend_ms", "duration_ms", "pause_percent", "allocated_bytes", "heap_before_bytes", "heap_before_estimated", "heap_after_bytes", "fragmentation_bytes", "promoted_bytes", "pinned_objects", "heaps", "complete", "process_start_ms", "allocated_exact"}
 
 // WriteJSONLines writes one JSON object a line per GC, each process's GCs
 // in turn, with the keys Columns lists, each always of the same JSON type.
@@ -166,6 +167,7 @@ func appendRecord(r *textfmt.Records, p *Process, gc *GC, origin time.Time) {
 	r.Bool(gc.Complete)
 	start, _ := p.Life()
 	msOr(!start.IsZero(), start.Sub(origin))
+	r.Bool(gc.AllocatedExact)
 	r.End()
 }
 
@@ -286,9 +288,9 @@ func pauseUnknownNote(n int) string {
 // not say and which events would.
 func allocationText(s Summary) string {
 	if !s.HasAllocated {
-		return "allocation unknown (no AllocationTick events: record the GC keyword, 0x1, at level Verbose, 5)"
+		return "allocation unknown (no per-heap histories or AllocationTick events: record the GC keyword, 0x1, at level Verbose, 5)"
 	}
-	return mbString(s.Allocated) + " MB allocated"
+	return mbString(s.Allocated) + " MB allocated before its GCs"
 }
 
 // processTitles names procs in a report: "Process 3644 (Test.x86.exe)",

@@ -53,7 +53,7 @@ func TestWriteJSONLines(t *testing.T) {
 		"start_ms": "number", "pause_ms": "number", "pauses": "number", "suspend_ms": "number", "duration_ms": "number",
 		"pause_percent": "number", "allocated_bytes": "number", "heap_before_bytes": "number", "heap_before_estimated": "bool",
 		"heap_after_bytes": "number", "fragmentation_bytes": "number", "promoted_bytes": "number", "pinned_objects": "number", "heaps": "number", "complete": "bool",
-		"process_start_ms": "number",
+		"process_start_ms": "number", "allocated_exact": "bool",
 	}
 	if len(types) != len(gcstats.Columns()) {
 		t.Errorf("Columns %v, want the %d keys here", gcstats.Columns(), len(types))
@@ -165,7 +165,9 @@ func TestReportTypeSpelling(t *testing.T) {
 
 // TestReportAllocationUnknown: a trace without AllocationTick events
 // (gcevents.etl's GC events at level Informational, the Verbose ticks
-// left out) says allocation is unknown and what records it, never 0 MB.
+// left out) says allocation is unknown and what records it, never 0 MB,
+// but for a GC whose allocation the per-heap histories of it and the GC
+// before it give (GC 2).
 func TestReportAllocationUnknown(t *testing.T) {
 	r, err := trace.Open(gcevents)
 	if err != nil {
@@ -200,12 +202,17 @@ func TestReportAllocationUnknown(t *testing.T) {
 			t.Errorf("%s: does not say allocation is unknown and what records it:\n%s", format, out)
 		}
 	}
-	// Each GC's allocation is unknown too: -1, and ? in the tables.
-	if out := report(t, a, gcstats.WriteJSONLines); strings.Count(out, `"allocated_bytes":-1,`) != 2 {
-		t.Errorf("jsonl: GCs' allocation not -1:\n%s", out)
+	// GC 1's allocation is unknown too: -1, and ? in the tables; GC 2's
+	// is exact, from its histories and GC 1's (both induced, 0.75 ms
+	// apart: nothing allocated).
+	out := report(t, a, gcstats.WriteJSONLines)
+	if strings.Count(out, `"allocated_bytes":-1,`) != 1 || !strings.Contains(out, `"gc":2,`) ||
+		!regexp.MustCompile(`"gc":2,.*"allocated_bytes":0,.*"allocated_exact":true}`).MatchString(out) {
+		t.Errorf("jsonl: GC 1's allocation not -1, or GC 2's not an exact 0:\n%s", out)
 	}
-	if out := report(t, a, gcstats.WriteText); !regexp.MustCompile(`(?m)^ 2 .* 94\.6 +\? +0\.657 `).MatchString(out) {
-		t.Errorf("text: GC 2's allocation not ?:\n%s", out)
+	if out := report(t, a, gcstats.WriteText); !regexp.MustCompile(`(?m)^ 1 .* 0\.0 +\? +1\.468 `).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^ 2 .* 94\.6 +0\.000 +0\.657 `).MatchString(out) {
+		t.Errorf("text: GC 1's allocation not ?, or GC 2's not 0.000:\n%s", out)
 	}
 }
 

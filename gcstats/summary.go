@@ -50,8 +50,11 @@ type Summary struct {
 	// PausePercent is the share of Span the process spent paused for GC,
 	// in percent: the pauses of its GCs (All.TotalPause) over Span.
 	PausePercent float64
-	// Allocated is the bytes allocated in the trace (all heaps), from
-	// AllocationTick events; unknown, not zero, without HasAllocated.
+	// Allocated is the bytes the complete GCs counted allocated before
+	// them (the sum of their Allocated, all heaps), as PerfView's GCStats
+	// totals a process's allocation: what was allocated after the last
+	// GC is not in it. HasAllocated tells whether every complete GC knows
+	// its allocation; without it, Allocated is unknown, not zero.
 	Allocated    uint64
 	HasAllocated bool
 	// MaxHeap is the largest heap size after a GC.
@@ -105,10 +108,13 @@ func (p *Process) Summary() Summary {
 	if s.Span = end.Sub(start); s.Span > 0 {
 		s.PausePercent = 100 * float64(s.All.TotalPause) / float64(s.Span)
 	}
-	for _, v := range p.Allocated {
-		s.Allocated += v
+	s.HasAllocated = s.All.Count > 0
+	for _, gc := range p.GCs {
+		if gc.Complete {
+			s.Allocated += gc.totalAllocated()
+			s.HasAllocated = s.HasAllocated && gc.HasAllocated
+		}
 	}
-	s.HasAllocated = p.HasAllocated
 	s.Missing = missingNumbers(p.GCs)
 	return s
 }

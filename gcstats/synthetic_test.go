@@ -331,9 +331,24 @@ func TestAllocationUnknown(t *testing.T) {
 	if s := p.Summary(); p.HasAllocated || s.HasAllocated {
 		t.Errorf("allocation known (%v, %v) without AllocationTick events", p.HasAllocated, s.HasAllocated)
 	}
+	// A tick after the last GC is in no GC's allocation.
 	f.at(2, 1, &clrevents.GCAllocationTickV4{AllocationAmount: 100_000, AllocationAmount64: 100_000, AllocationKind: clrevents.GCAllocationKindSmall})
-	if s := p.Summary(); !s.HasAllocated || s.Allocated != 100_000 {
-		t.Errorf("allocated %d (known %v), want 100000", s.Allocated, s.HasAllocated)
+	if s := p.Summary(); s.HasAllocated {
+		t.Errorf("allocation known (%d) with GC 1's unknown", s.Allocated)
+	}
+
+	// With ticks before every GC, it is known.
+	f = newFeed()
+	f.at(0.5, 1, &clrevents.GCAllocationTickV4{AllocationAmount: 100_000, AllocationAmount64: 100_000, AllocationKind: clrevents.GCAllocationKindSmall})
+	f.suspend(1, 1, clrevents.GCSuspendEEReasonSuspendForGC)
+	f.at(1.1, 1, &clrevents.GCStartV2{Count: 1})
+	f.at(1.5, 1, &clrevents.GCEndV1{Count: 1})
+	f.at(1.6, 1, &clrevents.GCHeapStatsV2{GenerationSize0: 50})
+	f.at(1.7, 1, &clrevents.GCRestartEEEndV1{})
+	f.at(2, 1, &clrevents.GCAllocationTickV4{AllocationAmount: 100_000, AllocationAmount64: 100_000, AllocationKind: clrevents.GCAllocationKindSmall})
+	p = f.process(t)
+	if s := p.Summary(); !s.HasAllocated || s.Allocated != 100_000 || !p.GCs[0].HasAllocated || p.GCs[0].AllocatedExact {
+		t.Errorf("allocated %d (known %v; GC 1's known %v, exact %v), want 100000 from its tick", s.Allocated, s.HasAllocated, p.GCs[0].HasAllocated, p.GCs[0].AllocatedExact)
 	}
 }
 
