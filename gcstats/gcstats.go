@@ -107,8 +107,9 @@ type GC struct {
 	HasPause bool
 	// Pause is the time the runtime was suspended for this GC, summed over
 	// its pauses; Pauses counts them (1 for a blocking GC, more for a
-	// background one); Suspend is the time the first suspension took to
-	// stop the threads.
+	// background one); Suspend is the time its suspensions took to stop
+	// the threads (a background GC's summed over its pauses, as PerfView's
+	// SuspendDurationMSec gives it).
 	Pause   time.Duration
 	Pauses  int
 	Suspend time.Duration
