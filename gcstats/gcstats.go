@@ -175,9 +175,9 @@ type GC struct {
 	// space) of each heap before and after the GC, from its per-heap
 	// histories in the order they came, as PerfView pairs them with the
 	// previous GC's.
-	heapObjs []heapObjs
-	globalHeaps                                bool  // Heaps is the global history's
-	tid                                        int64 // the thread of its start event
+	heapObjs    []heapObjs
+	globalHeaps bool  // Heaps is the global history's
+	tid         int64 // the thread of its start event
 	// prevStats is the last GC with heap statistics when this one
 	// started: what its heap before is estimated from.
 	prevStats    *GC
