@@ -11,8 +11,10 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/clrgo/clrevents/diagnostics"
@@ -183,10 +185,19 @@ func (m *Monitor) serveTrace(w http.ResponseWriter, r *http.Request) {
 	}
 	// The body starts with the first bytes of the stream: the errors a
 	// window can have before then are answered as such.
-	sw := &startWriter{w: w, header: func() {
+	sw := &startWriter{w: w, rc: http.NewResponseController(w), stall: m.o.TraceStall, header: func() {
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%d.nettrace"`, pid))
 	}}
+	// Once the request's context ends (the monitor stops, or the client
+	// went away), a client that takes nothing for shutdownStall loses
+	// the rest: one that stopped reading does not hold the shutdown for
+	// the server's whole timeout, one that reads gets the window's end.
+	stopShorten := context.AfterFunc(r.Context(), func() { sw.shorten(shutdownStall) })
+	defer func() {
+		stopShorten()
+		sw.finish()
+	}()
 	err := m.Trace(r.Context(), pid, q.Get("profile"), q.Get("providers"), d, sw)
 	switch {
 	case err == nil:
@@ -202,12 +213,28 @@ func (m *Monitor) serveTrace(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// shutdownStall is how long a /trace client may take none of the bytes
+// written to it once the monitor stops.
+const shutdownStall = time.Second
+
 // startWriter sets the headers before the first write and flushes each
-// write, so that the trace streams.
+// write, so that the trace streams. Each write must be taken by the
+// client within stall (a write deadline set before each one, through
+// http.ResponseController): a client that stops reading fails the write,
+// and so the window, which frees the process's window slot instead of
+// holding it for as long as the client stays connected. A client that
+// reads, however slowly, makes each write in time and gets the whole
+// stream. A ResponseWriter without write deadlines (one that a caller's
+// middleware wraps without Unwrap) writes without them.
 type startWriter struct {
 	w       http.ResponseWriter
+	rc      *http.ResponseController
 	header  func()
 	started bool
+
+	mu    sync.Mutex // guards stall and done, and setting the deadline
+	stall time.Duration
+	done  bool // the handler has returned: the connection is no longer the window's
 }
 
 func (s *startWriter) Write(p []byte) (int, error) {
@@ -215,11 +242,41 @@ func (s *startWriter) Write(p []byte) (int, error) {
 		s.started = true
 		s.header()
 	}
+	s.mu.Lock()
+	stall := s.stall
+	s.rc.SetWriteDeadline(time.Now().Add(stall))
+	s.mu.Unlock()
 	n, err := s.w.Write(p)
-	if f, ok := s.w.(http.Flusher); ok {
-		f.Flush()
+	if err == nil {
+		if err = s.rc.Flush(); errors.Is(err, http.ErrNotSupported) {
+			err = nil
+		}
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		err = fmt.Errorf("the client took none of the trace for %v: %w", stall, err)
 	}
 	return n, err
+}
+
+// shorten bounds the stall to d, from now on, the write under way
+// included.
+func (s *startWriter) shorten(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return
+	}
+	s.stall = min(s.stall, d)
+	s.rc.SetWriteDeadline(time.Now().Add(s.stall))
+}
+
+// finish ends the window's use of the connection: no deadline is set
+// after it (the server clears the deadline for the connection's next
+// request once the handler returns).
+func (s *startWriter) finish() {
+	s.mu.Lock()
+	s.done = true
+	s.mu.Unlock()
 }
 
 // Access is how ListenAndServe lets requests in.

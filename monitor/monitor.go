@@ -66,7 +66,11 @@
 // first byte: the connection is reset, with HTTP/1.1 the chunked body
 // ends without its last chunk, so the client's read fails; logged, and
 // counted under stage window unless it was the write to the client
-// that failed).
+// that failed). A client must take the bytes as they come: one that
+// takes none for Options.TraceStall (30 s by default; a second once the
+// monitor stops) has its response aborted and the failure logged, which
+// ends the window and frees the process for the next one (the stream is
+// not buffered for it).
 //
 // # Bounds
 //
@@ -120,6 +124,11 @@ type Options struct {
 	// Drain bounds the wait for the end of a stream after StopTracing
 	// (0: 10 s).
 	Drain time.Duration
+	// TraceStall bounds how long a /trace client may take none of the
+	// bytes written to it (0: 30 s): a client that stops reading loses
+	// the rest of its response, so that it does not hold its process's
+	// window slot; one that reads, however slowly, gets all of it.
+	TraceStall time.Duration
 	// Discover lists the processes to monitor (nil: diagnostics.Processes;
 	// with PIDs, the endpoints of those processes alone, without listing
 	// every process of the host).
@@ -175,6 +184,9 @@ func New(o Options) *Monitor {
 	}
 	if o.Drain <= 0 {
 		o.Drain = 10 * time.Second
+	}
+	if o.TraceStall <= 0 {
+		o.TraceStall = 30 * time.Second
 	}
 	if o.Discover == nil {
 		o.Discover = diagnostics.Processes

@@ -3,7 +3,9 @@ package monitor_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -125,4 +127,90 @@ func cutWindows(t *testing.T, pid int) *server {
 	s := serve(t, h, monitor.Options{CounterInterval: 0.2}, monitor.Access{})
 	attached(t, s, pid)
 	return s
+}
+
+// stuckGet sends GET path to the server at url on a connection with a
+// small receive buffer and never reads the answer: a client that stopped
+// reading (a pager left open, a hung script).
+func stuckGet(t *testing.T, url, path string) net.Conn {
+	t.Helper()
+	addr := strings.TrimPrefix(url, "http://")
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, addr)
+	return c
+}
+
+// TestTraceClientStalls: a /trace client that stops reading loses its
+// response once it has taken nothing for Options.TraceStall, which frees
+// its process's window slot; and it does not hold the shutdown. (It held
+// the slot for as long as it stayed connected, every later window of the
+// process 409, and the shutdown waited the server's whole timeout.)
+func TestTraceClientStalls(t *testing.T) {
+	t.Run("slot", func(t *testing.T) {
+		h := newHost(t)
+		const pid = 720004
+		sm := h.start(pid, &simruntime.Workload{Rate: 200000})
+		s := serve(t, h, monitor.Options{TraceStall: time.Second}, monitor.Access{})
+		attached(t, s, pid)
+		stuckGet(t, s.url, fmt.Sprintf("/trace?pid=%d&seconds=2", pid))
+		start := time.Now()
+		waitFor(t, 5*time.Second, "the trace window's session", func() bool {
+			for _, r := range sm.srv.Requests() {
+				for _, p := range collectProviders(r) {
+					if p == "Microsoft-DotNETCore-SampleProfiler" {
+						return true
+					}
+				}
+			}
+			return false
+		})
+		waitFor(t, 20*time.Second, "a window after the stuck trace's", func() bool {
+			code, _ := get(t, fmt.Sprintf("%s/debug/pprof/mutex?pid=%d&seconds=1", s.url, pid))
+			return code == 200
+		})
+		t.Logf("the next window ran %v after the 2 s trace window began", time.Since(start).Round(time.Millisecond))
+		if l := s.logs.String(); !strings.Contains(l, "the client took none of the trace for 1s") || !strings.Contains(l, "response aborted") {
+			t.Errorf("logs:\n%s", l)
+		}
+	})
+	t.Run("shutdown", func(t *testing.T) {
+		h := newHost(t)
+		const pid = 720005
+		h.start(pid, &simruntime.Workload{Rate: 200000})
+		s := serve(t, h, monitor.Options{}, monitor.Access{})
+		attached(t, s, pid)
+		stuckGet(t, s.url, fmt.Sprintf("/trace?pid=%d&seconds=1", pid))
+		time.Sleep(3 * time.Second) // the window is over; its client takes nothing
+		start := time.Now()
+		s.stop()
+		select {
+		case err := <-s.done:
+			if err != nil {
+				t.Errorf("ListenAndServe: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no return within 30 s of the end")
+		}
+		s.done <- nil // for the cleanup
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("the shutdown took %v with a trace client that reads nothing; want it not to wait for that client", d)
+		}
+	})
+}
+
+// collectProviders names the providers of r, when it starts a session.
+func collectProviders(r simruntime.Request) []string {
+	if r.Collect == nil {
+		return nil
+	}
+	var names []string
+	for _, p := range r.Collect.Providers {
+		names = append(names, p.Name)
+	}
+	return names
 }
