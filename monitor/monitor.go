@@ -41,8 +41,11 @@
 // the JIT and loader keywords alone at Verbose, names them (at Verbose the
 // monitoring session's method loads do). Together they keep the process's
 // code map current, so a profile window needs no rundown of its own and
-// names the methods its stacks run through. These sessions belong to the
-// attach: when its monitoring stream ends they are stopped (StopTracing,
+// names the methods its stacks run through. A session that names methods
+// whose stream ends while the process still answers (a cut, not the
+// process's exit) is a failure, counted under stage prime and logged; it
+// is started again, with a rundown of the methods compiled in between.
+// These sessions belong to the attach: when its monitoring stream ends they are stopped (StopTracing,
 // the drain) before the process can be attached again, so a process
 // whose monitoring stream ends early while it still answers, attached
 // again at the next poll, has at most the three open at any time (the
@@ -525,9 +528,10 @@ func (m *Monitor) watch(ctx context.Context, p *proc) {
 	}
 }
 
-// prime feeds p's code map with a rundown: a session stopped at once.
+// prime feeds p's code map with a rundown, the methods compiled so far: a
+// session stopped at once.
 func (m *Monitor) prime(ctx context.Context, p *proc) {
-	err := m.readSession(ctx, p, primeConfig, 0, func(_ *trace.Reader, e *trace.Event) {
+	err := m.readSession(ctx, p, primeConfig, 0, nil, func(_ *trace.Reader, e *trace.Event) {
 		if symbols.IsCodeEvent(e.Name()) {
 			p.symMu.Lock()
 			p.sym.Add(e)
@@ -536,7 +540,7 @@ func (m *Monitor) prime(ctx context.Context, p *proc) {
 	})
 	if err != nil && ctx.Err() == nil {
 		m.errs[stagePrime].Add(1)
-		m.logf("process %d (%s): the rundown at attach failed (frames compiled before may not resolve): %v", p.pid, p.name, err)
+		m.logf("process %d (%s): the rundown of the methods compiled so far failed (frames compiled before may not resolve): %v", p.pid, p.name, err)
 	}
 }
 
@@ -552,23 +556,61 @@ func (m *Monitor) exited(p *proc) bool {
 // names feeds p's code map with the methods compiled and the modules
 // loaded while p is monitored, named (namesConfig), until ctx ends (the
 // attach's: its monitoring stream ended, or the monitor stops) or the
-// process does.
+// process does. A session that ends before then while the process still
+// answers (its stream cut, or the session refused) is a failure, counted
+// under stage prime and logged, and the session is started again: after
+// Options.Poll, the pause doubling up to a minute while it keeps failing,
+// and with a rundown once its stream has begun, which names the methods
+// compiled while none ran. That loses least: ending the attach instead
+// would stop the monitoring session, and the events of the time until
+// the next attach with it, to start a session the attach can start
+// itself.
 func (m *Monitor) names(ctx context.Context, p *proc) {
-	err := m.readSession(ctx, p, namesConfig, math.MaxInt64, func(_ *trace.Reader, e *trace.Event) {
+	add := func(_ *trace.Reader, e *trace.Event) {
 		if symbols.IsCodeEvent(e.Name()) {
 			p.symMu.Lock()
 			p.sym.Add(e)
 			p.symMu.Unlock()
 		}
-	})
-	if err != nil && ctx.Err() == nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+	}
+	pause := m.o.Poll
+	for again := false; ; again = true {
+		began := time.Now()
+		var rundown sync.WaitGroup
+		started := func() {
+			if again {
+				rundown.Add(1)
+				go func() {
+					defer rundown.Done()
+					m.prime(ctx, p)
+				}()
+			}
+		}
+		err := m.readSession(ctx, p, namesConfig, math.MaxInt64, started, add)
+		rundown.Wait()
+		if ctx.Err() != nil || m.exited(p) {
+			return
+		}
+		if err == nil {
+			err = errors.New("its stream ended before it was stopped")
+		}
+		if time.Since(began) > time.Minute {
+			pause = m.o.Poll
+		}
 		m.errs[stagePrime].Add(1)
-		m.logf("process %d (%s): the session that names compiled methods failed (frames compiled from now on may not resolve): %v", p.pid, p.name, err)
+		m.logf("process %d (%s): the session that names compiled methods failed, the process still answering (frames compiled from now on may not resolve until it runs again, in %v): %v", p.pid, p.name, pause, err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, time.Minute)
 	}
 }
 
 // readSession runs a session of cfg on p for d (0: stopped at once; it
-// also ends with ctx), calling fn for each event, until the stream ends.
+// also ends with ctx), calling started (when not nil) once its stream has
+// begun and fn for each event, until the stream ends.
 // stopAfter stops session s once d has passed or ctx is done (StopTracing,
 // then the drain; closing it if that fails), unless the returned function
 // is called first.
@@ -592,7 +634,7 @@ func (m *Monitor) stopAfter(ctx context.Context, s *diagnostics.Session, d time.
 	return func() { close(done) }
 }
 
-func (m *Monitor) readSession(ctx context.Context, p *proc, cfg diagnostics.SessionConfig, d time.Duration, fn func(*trace.Reader, *trace.Event)) error {
+func (m *Monitor) readSession(ctx context.Context, p *proc, cfg diagnostics.SessionConfig, d time.Duration, started func(), fn func(*trace.Reader, *trace.Event)) error {
 	c, cancel := context.WithTimeout(ctx, commandTimeout)
 	s, err := p.cl.StartSession(c, cfg)
 	cancel()
@@ -606,6 +648,9 @@ func (m *Monitor) readSession(ctx context.Context, p *proc, cfg diagnostics.Sess
 	}
 	defer r.Close()
 	defer m.stopAfter(ctx, s, d)()
+	if started != nil {
+		started()
+	}
 	for {
 		e, err := r.Next()
 		if err == io.EOF {

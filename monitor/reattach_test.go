@@ -1,8 +1,11 @@
 package monitor_test
 
 import (
+	"fmt"
 	"io"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -150,5 +153,63 @@ func TestReattachStopsSessions(t *testing.T) {
 	}
 	if n, _ := series(families(t, s), "clrevents_monitor_errors_total", "stage", "prime"); n != 0 {
 		t.Errorf("%v prime errors: stopping an attach's own sessions is no failure\n%s", n, s.logs)
+	}
+}
+
+// TestNamesSessionCut: the session that names compiled methods, cut while
+// its process lives on, is a failure, counted under stage prime and
+// logged, and is started again with a rundown, so that a profile still
+// names the methods compiled after the cut. (It was neither counted nor
+// logged nor restarted: every method compiled after the cut was ?!? in
+// profiles for the rest of the attach.)
+func TestNamesSessionCut(t *testing.T) {
+	h := newHost(t)
+	const pid = 710002
+	w := &simruntime.Workload{PID: pid, JitMethods: 3000}
+	c := &sessionCounter{live: map[string]int{}, ended: map[string]int{}, stopped: map[string]int{}, maxLive: map[string]int{}}
+	var namesStarted atomic.Int32
+	stream := func(req *simruntime.Collect, out io.Writer, stop, closed <-chan struct{}) {
+		kind := sessionKind(req)
+		c.begin(kind)
+		defer c.end(kind, false)
+		if kind == "names" && namesStarted.Add(1) == 1 {
+			out = &cutWriter{w: out, left: 6 << 10}
+		}
+		w.Stream(req, out, stop, closed)
+	}
+	srv, err := simruntime.Start(h.dir, simruntime.Config{PID: pid, Stream: stream, Entrypoint: "Sim.App", DisambigKey: pid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	h.sims[pid] = &sim{srv: srv, w: w}
+	h.mu.Unlock()
+	s := serve(t, h, monitor.Options{}, monitor.Access{})
+	attached(t, s, pid)
+	waitFor(t, 10*time.Second, "the cut counted and the session started again", func() bool {
+		n, _ := series(families(t, s), "clrevents_monitor_errors_total", "stage", "prime")
+		live, _, _, _, _ := c.snapshot()
+		return n == 1 && live["names"] == 1 && namesStarted.Load() == 2
+	})
+	if l := s.logs.String(); !strings.Contains(l, "the session that names compiled methods failed, the process still answering") {
+		t.Errorf("logs:\n%s", l)
+	}
+	time.Sleep(time.Second) // methods compiled after the restart
+	code, b := get(t, fmt.Sprintf("%s/debug/pprof/profile?pid=%d&seconds=2", s.url, pid))
+	if code != 200 {
+		t.Fatalf("%d %s", code, b)
+	}
+	p, names := functions(t, b)
+	unresolved := 0
+	for _, x := range p.Sample {
+		if len(x.Location) > 0 && len(x.Location[0].Line) > 0 && strings.Contains(x.Location[0].Line[0].Function.Name, "?!?") {
+			unresolved++
+		}
+	}
+	if unresolved > 0 || !strings.Contains(names, "Sim.App.Generated.Step") {
+		t.Errorf("%d of %d samples with an unresolved leaf after the naming session's cut; functions:\n%s", unresolved, len(p.Sample), names)
+	}
+	if ps := processes(t, s)[pid]; ps.State != monitor.StateAttached {
+		t.Errorf("state %s (%s)", ps.State, ps.Error)
 	}
 }

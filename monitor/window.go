@@ -80,7 +80,7 @@ func (m *Monitor) Profile(ctx context.Context, pid int, k profile.Kind, d time.D
 	o := profile.Options{Kind: k, Map: p.sym}
 	var b *profile.Builder
 	start := time.Now()
-	err = m.readSession(ctx, p, windowConfig(k), d, func(r *trace.Reader, e *trace.Event) {
+	err = m.readSession(ctx, p, windowConfig(k), d, nil, func(r *trace.Reader, e *trace.Event) {
 		if b == nil {
 			info := r.Info()
 			b = profile.NewBuilder(o, info.SyncTimestamp, info.ClockFrequency)
