@@ -30,7 +30,8 @@
 //	dotnet_exceptions_total{type}               exceptions thrown, by type (ExceptionThrown); dotnet.exceptions
 //	dotnet_monitor_lock_contentions_total       contended lock acquisitions (ContentionStart); dotnet.monitor.lock_contentions
 //	dotnet_monitor_lock_contention_seconds_total time waiting for contended locks (ContentionStop)
-//	dotnet_thread_pool_threads                  worker threads, as the thread pool last reported them; dotnet.thread_pool.thread.count
+//	dotnet_thread_pool_threads                  worker threads that exist, as the thread pool last reported them (ThreadPoolWorkerThreadStart, Stop and Wait's ActiveWorkerThreadCount; System.Runtime's threadpool-thread-count); dotnet.thread_pool.thread.count
+//	dotnet_thread_pool_thread_goal              the worker threads hill climbing last aimed for (ThreadPoolWorkerThreadAdjustment/Adjustment's NewWorkerThreadCount): never below the minimum, it swings by its probe every few samples while the pool is busy, and threads above it exist until they time out
 //	dotnet_events_total                         the events fed to the process
 //
 // and one metric per EventCounter (System.Runtime's cpu-usage, gc-heap-size,
@@ -233,8 +234,10 @@ type Process struct {
 	contN      uint64
 	contSec    float64
 	contStarts map[int64]int64 // ContentionStart by thread (Unix ns)
-	tpSeen     bool
+	tpSeen     bool            // a worker thread's start, stop or wait came: tpThreads is measured
 	tpThreads  float64
+	goalSeen   bool // an adjustment came: tpGoal is measured
+	tpGoal     float64
 	counters   map[string]*counterValue
 	metricOf   map[string]string // counters' metric names, to the counter (provider/name) that has each
 	counterOut uint64            // counters left out (MaxCounters)
@@ -258,6 +261,7 @@ const (
 	idTPWorkerStart      = 50
 	idTPWorkerStop       = 51
 	idTPAdjustment       = 55
+	idTPWorkerWait       = 57
 	idExceptionThrown    = 80
 	idContentionStart    = 81
 	idContentionStop     = 91
@@ -314,7 +318,7 @@ func (p *Process) runtime(e *trace.Event) error {
 			}
 		}
 		return nil
-	case idGCSuspendEEBegin, idGCStart, idGCHeapStats, idGCAllocationTick, idTPWorkerStart, idTPWorkerStop, idTPAdjustment,
+	case idGCSuspendEEBegin, idGCStart, idGCHeapStats, idGCAllocationTick, idTPWorkerStart, idTPWorkerStop, idTPAdjustment, idTPWorkerWait,
 		idExceptionThrown, idContentionStart, idContentionStop, idMethodLoad, idMethodLoadVerbose, idMethodJittingStart:
 	default:
 		return nil
@@ -356,10 +360,17 @@ func (p *Process) runtime(e *trace.Event) error {
 			p.allocSeen = true
 		}
 	case *clrevents.ThreadPoolWorkerThreadAdjustmentAdjustment:
-		p.tpThreads, p.tpSeen = float64(v.NewWorkerThreadCount), true
+		// Hill climbing's new goal, not the threads that exist: the
+		// runtime keeps threads above the goal until they time out, and
+		// the goal never goes below the minimum.
+		p.tpGoal, p.goalSeen = float64(v.NewWorkerThreadCount), true
 	case *clrevents.ThreadPoolWorkerThreadStart:
+		// The thread pool gives the threads that exist
+		// (NumExistingThreads) as ActiveWorkerThreadCount.
 		p.tpThreads, p.tpSeen = float64(v.ActiveWorkerThreadCount), true
 	case *clrevents.ThreadPoolWorkerThreadStop:
+		p.tpThreads, p.tpSeen = float64(v.ActiveWorkerThreadCount), true
+	case *clrevents.ThreadPoolWorkerThreadWait:
 		p.tpThreads, p.tpSeen = float64(v.ActiveWorkerThreadCount), true
 	case *clrevents.ExceptionThrownV1:
 		p.exception(v.ExceptionType)
@@ -595,7 +606,8 @@ var (
 	descExceptions = desc("dotnet_exceptions_total", "Exceptions thrown, by type (ExceptionThrown); types past the limit count as other.", "type")
 	descContN      = desc("dotnet_monitor_lock_contentions_total", "Contended lock acquisitions (ContentionStart).")
 	descContTime   = desc("dotnet_monitor_lock_contention_seconds_total", "Time spent waiting for contended locks (ContentionStop).")
-	descTPThreads  = desc("dotnet_thread_pool_threads", "Thread pool worker threads, as last reported.")
+	descTPThreads  = desc("dotnet_thread_pool_threads", "Thread pool worker threads that exist, as last reported (ThreadPoolWorkerThreadStart, Stop and Wait).")
+	descTPGoal     = desc("dotnet_thread_pool_thread_goal", "Thread pool worker threads hill climbing last aimed for (ThreadPoolWorkerThreadAdjustment/Adjustment's NewWorkerThreadCount); threads above it exist until they time out.")
 	descEvents     = desc("dotnet_events_total", "Events fed to the metrics of the process.")
 	descCounterOut = desc("dotnet_counters_dropped_total", "EventCounter reports left out: more distinct counters than the limit.")
 )
@@ -696,6 +708,9 @@ func (p *Process) collect(ch chan<- prometheus.Metric) {
 	m(descContTime, prometheus.CounterValue, p.contSec, l)
 	if p.tpSeen {
 		m(descTPThreads, prometheus.GaugeValue, p.tpThreads, l)
+	}
+	if p.goalSeen {
+		m(descTPGoal, prometheus.GaugeValue, p.tpGoal, l)
 	}
 	for _, c := range p.counters {
 		m(c.desc, c.typ, c.value, l)

@@ -331,6 +331,7 @@ func TestServe(t *testing.T) {
 			{"dotnet_exceptions_total", []string{"pid", "100001", "type", "other"}},
 			{"dotnet_monitor_lock_contentions_total", []string{"pid", "100001"}},
 			{"dotnet_thread_pool_threads", []string{"pid", "100001"}},
+			{"dotnet_thread_pool_thread_goal", []string{"pid", "100001"}},
 			{"dotnet_runtime_working_set_bytes", []string{"pid", "100001"}},
 			{"dotnet_runtime_alloc_rate_bytes_total", []string{"pid", "100001"}},
 			{"clrevents_monitor_events_read_total", []string{"pid", "100001"}},

@@ -20,8 +20,9 @@ import (
 //
 //   - the runtime provider: a GC per block (GCSuspendEEBegin, GCStart,
 //     GCEnd, GCHeapStats, GCRestartEEEnd; every 10th of generation 1,
-//     every 50th of generation 2), a thread pool adjustment per block
-//     (Threading), exceptions of ExceptionTypes types in turn
+//     every 50th of generation 2), a thread pool adjustment to a goal of
+//     8 threads and a worker thread's wait with 6 threads existing per
+//     block (Threading), exceptions of ExceptionTypes types in turn
 //     (Exception), ContentionStart/Stop pairs (Contention), and at
 //     Verbose GCAllocationTick (GC) and MethodJittingStarted (JIT); the
 //     JIT keyword also brings a MethodLoadVerbose for each of JitMethods
@@ -139,6 +140,7 @@ const (
 	mSample
 	mCounterMean
 	mCounterSum
+	mTPWait
 )
 
 func (w *Workload) defaults() (rate int, tick time.Duration, exc, jit int) {
@@ -428,7 +430,10 @@ func (w *Workload) block(b *v6w, s *session, perTick int) {
 		p = binary.LittleEndian.AppendUint32(p, 8)
 		p = binary.LittleEndian.AppendUint32(p, 0)
 		s.ev(mTPAdjust, 2, at(1, 2), nil, binary.LittleEndian.AppendUint16(p, 0))
-		left--
+		p = binary.LittleEndian.AppendUint32(p[:0], 6) // ActiveWorkerThreadCount: the threads that exist
+		p = binary.LittleEndian.AppendUint32(p, 0)
+		s.ev(mTPWait, 3, at(1, 2), nil, binary.LittleEndian.AppendUint16(p, 0))
+		left -= 2
 	}
 	alloc, exc, cont := s.on(0x1, 5), s.on(0x8000, 2), s.on(0x4000, 4)
 	kinds := 0
@@ -652,6 +657,7 @@ func metadataBlock() []byte {
 		{mSuspendBegin, rt, 9, "", 1, nil},
 		{mAllocTick, rt, 10, "", 4, nil},
 		{mTPAdjust, rt, 55, "", 0, nil},
+		{mTPWait, rt, 57, "", 0, nil},
 		{mException, rt, 80, "", 1, nil},
 		{mContStart, rt, 81, "", 2, nil},
 		{mContStop, rt, 91, "", 1, nil},
