@@ -6,7 +6,13 @@
 // ones within a poll interval. A process's series go when it exits: what
 // it counted after the last scrape is not exported (not yet kept for a
 // grace period), so a short-lived or crash-looping process is seen in
-// part; scrape often, or take its /trace, for such a process. Its HTTP
+// part; scrape often, or take its /trace, for such a process. A process
+// whose monitoring stream ends early while it still answers keeps its
+// series (gauges included) until the next poll attaches it again; an
+// attach of the same runtime instance (the same PID and runtime cookie,
+// as ProcessInfo gives them) counts on from them, so its counters do not
+// go back (the events of the moment between the two attaches are not
+// counted), and a new process under the PID starts from 0. Its HTTP
 // handler serves what fleets already scrape:
 //
 //	GET /processes                                   JSON: each process's PID, command line, runtime version, OS, architecture, attach state, events read and dropped
@@ -152,8 +158,11 @@ type Monitor struct {
 	mu      sync.Mutex
 	procs   map[int]*proc
 	backoff map[int]time.Time // failed attaches: not before
-	running bool
-	wg      sync.WaitGroup
+	// instances are the runtime instances whose metrics the Set holds,
+	// by PID: changed only under mu, with the Set.
+	instances map[int]*instance
+	running   bool
+	wg        sync.WaitGroup
 
 	attaches, detaches atomic.Uint64
 	errs               [numStages]atomic.Uint64
@@ -198,7 +207,7 @@ func New(o Options) *Monitor {
 		}
 	}
 	m := &Monitor{o: o, set: metrics.New(o.Metrics), registry: prometheus.NewRegistry(),
-		procs: map[int]*proc{}, backoff: map[int]time.Time{}}
+		procs: map[int]*proc{}, backoff: map[int]time.Time{}, instances: map[int]*instance{}}
 	m.registry.MustRegister(m.set, (*health)(m), collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -208,6 +217,24 @@ func New(o Options) *Monitor {
 // the monitor's health and the Go runtime's and process's own. A user may
 // register more collectors with it.
 func (m *Monitor) Registry() *prometheus.Registry { return m.registry }
+
+// instance is a runtime instance whose metrics the Set holds under its
+// PID. They outlive an attach whose monitoring stream ends while the
+// process still answers, so that the next attach of the instance counts
+// on from them.
+type instance struct {
+	info *diagnostics.ProcessInfo
+	// read and dropped are the events read and dropped by the
+	// instance's attaches that ended.
+	read, dropped uint64
+}
+
+// sameInstance reports whether a and b describe the same runtime
+// instance: the runtime's cookie is unique per instance (and the command
+// line must agree, for a runtime that gives no cookie).
+func sameInstance(a, b *diagnostics.ProcessInfo) bool {
+	return a.RuntimeCookie == b.RuntimeCookie && a.CommandLine == b.CommandLine
+}
 
 // proc is a monitored process.
 type proc struct {
@@ -221,7 +248,7 @@ type proc struct {
 	state string
 	err   string
 
-	events, dropped atomic.Uint64
+	events, dropped atomic.Uint64 // since the instance was first attached
 
 	symMu sync.Mutex
 	sym   *symbols.Map
@@ -344,21 +371,76 @@ func (m *Monitor) discover(ctx context.Context) {
 			}
 		}
 	}
+	for pid := range m.instances {
+		if p := m.procs[pid]; !seen[pid] && (p == nil || p.failed()) {
+			// Kept from an attach that ended early, and gone since.
+			m.forget(pid)
+		}
+	}
+}
+
+// forget drops the metrics of process pid. m.mu is held.
+func (m *Monitor) forget(pid int) {
+	m.set.Remove(int64(pid))
+	delete(m.instances, pid)
 }
 
 // remove forgets p once its monitoring has ended. A process that failed
-// to attach stays listed (state failed, with the error) and the next
-// attempt waits a few poll intervals; it goes when discovery no longer
-// finds it.
-func (m *Monitor) remove(p *proc, failed bool) {
+// to attach stays listed (state failed, with the error, and the back-off
+// fail set) until discovery no longer finds it. Its metrics go with it
+// unless keep: those of a process that still answers are kept for the
+// next attach of the same runtime instance (attachMetrics), until
+// discovery no longer finds the process. The Set changes under m.mu, as
+// in attachMetrics, and only while p is its PID's latest attach: a later
+// attach of the PID, which may have begun once p failed, has the PID's
+// metrics from then on.
+func (m *Monitor) remove(p *proc, failed, keep bool) {
 	m.mu.Lock()
-	if failed {
-		m.backoff[p.pid] = time.Now().Add(5 * m.o.Poll)
-	} else if m.procs[p.pid] == p {
-		delete(m.procs, p.pid)
+	if m.procs[p.pid] == p {
+		if !failed {
+			delete(m.procs, p.pid)
+		}
+		switch inst := m.instances[p.pid]; {
+		case inst == nil:
+		case !keep:
+			m.forget(p.pid)
+		case !failed:
+			// p counted on from the instance's earlier attaches.
+			inst.read, inst.dropped = p.events.Load(), p.dropped.Load()
+		}
 	}
 	m.mu.Unlock()
-	m.set.Remove(int64(p.pid))
+	if testHookRemoved != nil {
+		testHookRemoved(p.pid)
+	}
+}
+
+// testHookRemoved, when not nil, is called by remove once it has let go
+// of m.mu: tests widen that moment, in which the next attach of the PID
+// may begin, to show that remove has nothing left to do then.
+var testHookRemoved func(pid int)
+
+// attachMetrics returns the metrics of p's process, attached now: those
+// the Set holds under its PID when they are of the same runtime instance
+// (an attach again after the monitoring stream ended early while the
+// process still answered), which count on from where they were; else new
+// ones, in place of any of an earlier instance. It sets p's events read
+// and dropped to the instance's.
+func (m *Monitor) attachMetrics(p *proc, info *diagnostics.ProcessInfo) *metrics.Process {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	inst := m.instances[p.pid]
+	if inst != nil && !sameInstance(inst.info, info) {
+		m.forget(p.pid)
+		inst = nil
+	}
+	if inst == nil {
+		inst = &instance{info: info}
+		m.instances[p.pid] = inst
+	}
+	p.events.Store(inst.read)
+	p.dropped.Store(inst.dropped)
+	return m.set.Process(int64(p.pid), p.name)
 }
 
 func (p *proc) failed() bool {
@@ -405,8 +487,8 @@ const stopBeforeStreamTimeout = 2 * time.Second
 func (m *Monitor) watch(ctx context.Context, p *proc) {
 	defer m.wg.Done()
 	defer close(p.done)
-	failed := true
-	defer func() { m.remove(p, failed) }()
+	failed, keep := true, true
+	defer func() { m.remove(p, failed, keep && ctx.Err() == nil) }()
 
 	c, cancel := context.WithTimeout(ctx, commandTimeout)
 	info, err := p.cl.ProcessInfo(c)
@@ -418,7 +500,6 @@ func (m *Monitor) watch(ctx context.Context, p *proc) {
 	p.mu.Lock()
 	p.info, p.name = info, processName(info)
 	p.mu.Unlock()
-	mp := m.set.Process(int64(p.pid), p.name)
 
 	c, cancel = context.WithTimeout(ctx, commandTimeout)
 	s, err := p.cl.StartSession(c, m.monitorConfig())
@@ -445,6 +526,8 @@ func (m *Monitor) watch(ctx context.Context, p *proc) {
 		return
 	}
 	defer r.Close()
+	mp := m.attachMetrics(p, info)
+	dropped := p.dropped.Load() // by the instance's earlier attaches
 	m.attaches.Add(1)
 	p.setState(StateAttached, nil)
 	m.logf("process %d (%s): attached: %v", p.pid, p.name, s)
@@ -498,8 +581,12 @@ func (m *Monitor) watch(ctx context.Context, p *proc) {
 	for {
 		e, err := r.Next()
 		if err != nil {
+			// The process's metrics are kept for the next attach
+			// while it still answers.
+			exited := ctx.Err() == nil && m.exited(p)
+			keep = !exited
 			switch {
-			case err != io.EOF && ctx.Err() == nil && m.exited(p):
+			case err != io.EOF && exited:
 				// A process that exits ends the stream without its
 				// end: no error of ours.
 				p.setState(StateDetached, nil)
@@ -522,7 +609,7 @@ func (m *Monitor) watch(ctx context.Context, p *proc) {
 			p.symMu.Unlock()
 		}
 		mp.Add(e)
-		if d := r.Dropped(); d != p.dropped.Load() {
+		if d := dropped + r.Dropped(); d != p.dropped.Load() {
 			p.dropped.Store(d)
 		}
 	}
@@ -663,9 +750,15 @@ func (m *Monitor) readSession(ctx context.Context, p *proc, cfg diagnostics.Sess
 	}
 }
 
+// fail marks p failed and sets its back-off at once, under m.mu: a
+// discovery that sees it failed sees the back-off too (it saw the
+// failure first, and attached again at once).
 func (m *Monitor) fail(p *proc, stage int, err error) {
 	m.errs[stage].Add(1)
+	m.mu.Lock()
+	m.backoff[p.pid] = time.Now().Add(5 * m.o.Poll)
 	p.setState(StateFailed, err)
+	m.mu.Unlock()
 	m.logf("process %d: %s failed: %v", p.pid, stageNames[stage], err)
 }
 

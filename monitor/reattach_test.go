@@ -213,3 +213,148 @@ func TestNamesSessionCut(t *testing.T) {
 		t.Errorf("state %s (%s)", ps.State, ps.Error)
 	}
 }
+
+// gateWriter fails every write once cut is closed: a stream that ends,
+// between blocks and without its end, when the test says.
+type gateWriter struct {
+	w   io.Writer
+	cut <-chan struct{}
+}
+
+func (g *gateWriter) Write(p []byte) (int, error) {
+	select {
+	case <-g.cut:
+		return 0, io.ErrClosedPipe
+	default:
+		return g.w.Write(p)
+	}
+}
+
+// startCut starts simulated process pid (its runtime instance cookie),
+// whose first monitoring stream wrap wraps.
+func startCut(t *testing.T, h *host, pid int, key uint64, cookie byte, w *simruntime.Workload, wrap func(io.Writer) io.Writer) *simruntime.Server {
+	t.Helper()
+	var monitors atomic.Int32
+	stream := func(req *simruntime.Collect, out io.Writer, stop, closed <-chan struct{}) {
+		if sessionKind(req) == "monitor" && monitors.Add(1) == 1 {
+			out = wrap(out)
+		}
+		w.Stream(req, out, stop, closed)
+	}
+	srv, err := simruntime.Start(h.dir, simruntime.Config{PID: pid, Stream: stream, Entrypoint: "Sim.App", DisambigKey: key, Cookie: [16]byte{cookie}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	h.sims[pid] = &sim{srv: srv, w: w}
+	h.mu.Unlock()
+	return srv
+}
+
+// TestReattachKeepsCounts: a process whose monitoring stream is cut
+// while it lives on keeps its series: they stay in /metrics until the
+// next attach, which counts on from them (the same runtime instance), so
+// no counter goes back and no gauge goes missing. (The counts were
+// thrown away: the series went, and came back from 0 under the same
+// labels, which Prometheus takes for a reset or, past the old value by
+// the next scrape, misses.)
+func TestReattachKeepsCounts(t *testing.T) {
+	h := newHost(t)
+	const pid = 710003
+	w := &simruntime.Workload{PID: pid}
+	startCut(t, h, pid, pid, 1, w, func(out io.Writer) io.Writer { return &cutWriter{w: out, left: 200 << 10} })
+	s := serve(t, h, monitor.Options{Poll: 500 * time.Millisecond, CounterInterval: 0.2}, monitor.Access{})
+	sid := fmt.Sprint(pid)
+	var events, gcs, read, reattached float64
+	seen := false
+	waitFor(t, 30*time.Second, "the attach after the cut, counting", func() bool {
+		f := families(t, s)
+		e, ok := series(f, "dotnet_events_total", "pid", sid)
+		g, _ := series(f, "dotnet_gc_collections_total", "pid", sid, "generation", "gen0")
+		_, heap := series(f, "dotnet_gc_heap_size_bytes", "pid", sid, "generation", "gen0")
+		r, attached := series(f, "clrevents_monitor_events_read_total", "pid", sid)
+		switch {
+		case !ok && seen:
+			t.Fatalf("process %d's series went from /metrics", pid)
+		case !ok:
+			return false
+		case e < events || g < gcs:
+			t.Fatalf("counts went back: events %v to %v, gen0 GCs %v to %v", events, e, gcs, g)
+		case seen && !heap:
+			t.Fatal("the heap size gauge went from /metrics")
+		case attached && r < read:
+			t.Fatalf("events read went back: %v to %v", read, r)
+		}
+		seen, events, gcs = true, e, g
+		if attached {
+			read = r
+		}
+		// Done once the next attach has counted for a while.
+		if n, _ := series(f, "clrevents_monitor_attaches_total"); n < 2 || !attached {
+			return false
+		}
+		if reattached == 0 {
+			reattached = e
+		}
+		return e > reattached+1000
+	})
+	if n, _ := series(families(t, s), "clrevents_monitor_errors_total", "stage", "stream"); n != 1 {
+		t.Errorf("%v stream errors; want the cut counted once\n%s", n, s.logs)
+	}
+}
+
+// TestReattachNewInstance: when the process that answers under a PID
+// after a monitoring stream's cut is another runtime instance (another
+// cookie: the process exited and its PID was given to another), its
+// counts start from 0, not from the earlier instance's.
+func TestReattachNewInstance(t *testing.T) {
+	h := newHost(t)
+	const pid = 710004
+	cut := make(chan struct{})
+	old := startCut(t, h, pid, pid, 1, &simruntime.Workload{PID: pid, Rate: 20000}, func(out io.Writer) io.Writer { return &gateWriter{w: out, cut: cut} })
+	t.Cleanup(func() { old.Close() })
+	s := serve(t, h, monitor.Options{}, monitor.Access{})
+	sid := fmt.Sprint(pid)
+	var before float64
+	waitFor(t, 10*time.Second, "the first instance counting", func() bool {
+		before, _ = series(families(t, s), "dotnet_events_total", "pid", sid)
+		return before > 20000
+	})
+	// Another instance under the PID, found from now on; the first still
+	// answers when its stream is cut, as a process about to exit may.
+	startCut(t, h, pid, pid+1, 2, &simruntime.Workload{PID: pid, Rate: 200}, func(out io.Writer) io.Writer { return out })
+	close(cut)
+	waitFor(t, 10*time.Second, "the second instance attached", func() bool {
+		f := families(t, s)
+		n, _ := series(f, "clrevents_monitor_attaches_total")
+		_, ok := series(f, "dotnet_events_total", "pid", sid)
+		return n >= 2 && ok
+	})
+	if after, _ := series(families(t, s), "dotnet_events_total", "pid", sid); after >= before {
+		t.Errorf("the second instance's events %v, the first's %v: the counts went on from another process's", after, before)
+	}
+}
+
+// TestReattachRemoveRace: an attach of the PID that begins as the last
+// one's end is being handled keeps its series. (remove dropped the PID's
+// metrics from the Set after letting go of the monitor's lock: an attach
+// in between got the old metrics, which then went from the Set, and its
+// series were missing from /metrics for the whole attach.)
+func TestReattachRemoveRace(t *testing.T) {
+	monitor.SetRemovedHook(func(int) { time.Sleep(300 * time.Millisecond) })
+	t.Cleanup(func() { monitor.SetRemovedHook(nil) })
+	h := newHost(t)
+	const pid = 710005
+	startCut(t, h, pid, pid, 1, &simruntime.Workload{PID: pid}, func(out io.Writer) io.Writer { return &cutWriter{w: out, left: 100 << 10} })
+	s := serve(t, h, monitor.Options{Poll: 100 * time.Millisecond}, monitor.Access{})
+	waitFor(t, 20*time.Second, "the attach after the cut", func() bool {
+		n, _ := series(families(t, s), "clrevents_monitor_attaches_total")
+		return n >= 2
+	})
+	time.Sleep(time.Second) // past the hook's pause
+	f := families(t, s)
+	read, _ := series(f, "clrevents_monitor_events_read_total", "pid", fmt.Sprint(pid))
+	if _, ok := series(f, "dotnet_events_total", "pid", fmt.Sprint(pid)); !ok || read == 0 {
+		t.Errorf("events read %v, and no dotnet_events_total: the attach's series are missing", read)
+	}
+}
