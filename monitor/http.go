@@ -114,7 +114,8 @@ func (m *Monitor) serveProcesses(w http.ResponseWriter, r *http.Request) {
 }
 
 // window reads the pid and seconds parameters (seconds defaults to 30, as
-// net/http/pprof's profile does).
+// net/http/pprof's profile does, or to Options.MaxWindow when that is
+// shorter).
 func (m *Monitor) window(w http.ResponseWriter, r *http.Request) (pid int, d time.Duration, ok bool) {
 	q := r.URL.Query()
 	pid, err := strconv.Atoi(q.Get("pid"))
@@ -122,11 +123,12 @@ func (m *Monitor) window(w http.ResponseWriter, r *http.Request) (pid int, d tim
 		http.Error(w, fmt.Sprintf("pid=%q: a process ID is required (GET /processes lists them)", q.Get("pid")), http.StatusBadRequest)
 		return 0, 0, false
 	}
-	secs := 30
+	maxSecs := int(m.o.MaxWindow / time.Second) // at least 1 (New)
+	secs := min(30, maxSecs)
 	if s := q.Get("seconds"); s != "" {
 		secs, err = strconv.Atoi(s)
-		if err != nil || secs < 1 || secs > int(m.o.MaxWindow/time.Second) {
-			http.Error(w, fmt.Sprintf("seconds=%q: a whole number from 1 to %d", s, int(m.o.MaxWindow/time.Second)), http.StatusBadRequest)
+		if err != nil || secs < 1 || secs > maxSecs {
+			http.Error(w, fmt.Sprintf("seconds=%q: a whole number from 1 to %d", s, maxSecs), http.StatusBadRequest)
 			return 0, 0, false
 		}
 	}

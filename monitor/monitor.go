@@ -84,7 +84,8 @@
 // # Bounds
 //
 // Windows last 1 to Options.MaxWindow seconds (300 by default; 400 for
-// other values); only GET is served (405 otherwise), without a request
+// other values), 30 when the request gives no seconds= (net/http/pprof's
+// default) or Options.MaxWindow when that is shorter; only GET is served (405 otherwise), without a request
 // body. Memory stays flat: per process, the metrics are fixed fields and
 // capped label sets, the code map grows only with the code the process
 // compiles, and events are handled as they come.
@@ -128,7 +129,9 @@ type Options struct {
 	// GCAllocationTick (dotnet_gc_allocated_bytes_total) and
 	// MethodJittingStarted (JIT compile times).
 	RuntimeLevel uint32
-	// MaxWindow bounds a profile or trace window (0: 300 s).
+	// MaxWindow bounds a profile or trace window, in whole seconds (0:
+	// 300 s; less than a second is a second). A request without seconds=
+	// gets 30 s, or MaxWindow when that is shorter.
 	MaxWindow time.Duration
 	// Drain bounds the wait for the end of a stream after StopTracing
 	// (0: 10 s).
@@ -194,6 +197,7 @@ func New(o Options) *Monitor {
 	if o.MaxWindow <= 0 {
 		o.MaxWindow = 300 * time.Second
 	}
+	o.MaxWindow = max(o.MaxWindow, time.Second) // seconds= is a whole number from 1
 	if o.Drain <= 0 {
 		o.Drain = 10 * time.Second
 	}

@@ -695,6 +695,39 @@ func TestComeAndGo(t *testing.T) {
 	}
 }
 
+// TestMaxWindow: Options.MaxWindow bounds a window requested without
+// seconds= (30 s otherwise), and one under a second is a second. (The
+// default window was 30 s whatever MaxWindow, and a MaxWindow under a
+// second refused every seconds=, "from 1 to 0".)
+func TestMaxWindow(t *testing.T) {
+	h := newHost(t)
+	h.start(300003, &simruntime.Workload{})
+	s := serve(t, h, monitor.Options{MaxWindow: 2 * time.Second}, monitor.Access{})
+	attached(t, s, 300003)
+	if code, b := get(t, s.url+"/debug/pprof/profile?pid=300003&seconds=3"); code != 400 || !strings.Contains(string(b), "from 1 to 2") {
+		t.Errorf("seconds=3 with MaxWindow 2 s: %d %s", code, b)
+	}
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(s.url + "/debug/pprof/profile?pid=300003")
+	if err != nil {
+		t.Fatalf("a window without seconds= with MaxWindow 2 s: %v", err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || err != nil {
+		t.Fatalf("%d %s %v", resp.StatusCode, b, err)
+	}
+	if p, _ := functions(t, b); time.Duration(p.DurationNanos) > 3*time.Second {
+		t.Errorf("a window without seconds= lasted %v with MaxWindow 2 s", time.Duration(p.DurationNanos))
+	}
+
+	s = serve(t, h, monitor.Options{MaxWindow: 500 * time.Millisecond}, monitor.Access{})
+	attached(t, s, 300003)
+	if code, b := get(t, s.url+"/debug/pprof/mutex?pid=300003&seconds=1"); code != 200 {
+		t.Errorf("seconds=1 with MaxWindow 500 ms: %d %s", code, b)
+	}
+}
+
 // TestPIDs: Options.PIDs restricts the processes monitored.
 func TestPIDs(t *testing.T) {
 	h := newHost(t)
