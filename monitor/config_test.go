@@ -15,7 +15,9 @@ import (
 )
 
 // TestConfigChecks: a -poll too short or negative, and TLS with one of
-// its two files, are errors naming the flag, before anything is served.
+// its two files, are errors naming the flag, before anything is served; a
+// -listen without a port is that error (it was taken for an address
+// beyond loopback, which needs a token).
 func TestConfigChecks(t *testing.T) {
 	for _, c := range []struct {
 		cfg  Config
@@ -25,6 +27,9 @@ func TestConfigChecks(t *testing.T) {
 		{Config{Poll: -time.Second}, "-poll -1s: at least 100ms"},
 		{Config{Poll: time.Second, TLSCert: "c.pem"}, "-tls-cert c.pem without -tls-key"},
 		{Config{Poll: time.Second, TLSKey: "k.pem"}, "-tls-key k.pem without -tls-cert"},
+		{Config{Listen: "127.0.0.1"}, "listen address 127.0.0.1: missing port in address"},
+		{Config{Listen: "localhost"}, "listen address localhost: missing port in address"},
+		{Config{Listen: "[::1]"}, "listen address [::1]: missing port in address"},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err := c.cfg.Serve(ctx, func(string, ...any) {})

@@ -327,6 +327,15 @@ func IsLoopback(addr string) bool {
 // windows running, stops every session and returns nil. ready, when not
 // nil, is called with the address listened on once requests are served.
 func ListenAndServe(ctx context.Context, addr string, m *Monitor, a Access, ready func(net.Addr)) error {
+	// An address that does not parse (no port: "127.0.0.1") is that
+	// error, not one beyond loopback, which IsLoopback takes it for.
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		why := err.Error()
+		if ae, ok := err.(*net.AddrError); ok {
+			why = ae.Err
+		}
+		return fmt.Errorf("listen address %s: %s (host:port, as %s)", addr, why, DefaultListen)
+	}
 	if !IsLoopback(addr) && a.Token == "" {
 		return fmt.Errorf("%s: %w", addr, ErrNeedToken)
 	}
