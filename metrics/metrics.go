@@ -99,7 +99,8 @@ type Options struct {
 	// later ones are counted in dotnet_counters_dropped_total. 0 means 200.
 	MaxCounters int
 	// PauseBuckets are dotnet_gc_pause_seconds' upper bounds, in seconds,
-	// increasing; nil means 0.1 ms to 1 s.
+	// in any order: New sorts a copy and drops repeats, NaN and +Inf (a
+	// histogram's last bucket, always there). Empty means 0.1 ms to 1 s.
 	PauseBuckets []float64
 }
 
@@ -127,6 +128,11 @@ func New(o Options) *Set {
 	if o.MaxCounters <= 0 {
 		o.MaxCounters = 200
 	}
+	// A pause counts in the first bucket whose bound it is under, and
+	// the buckets add up in order: they must increase.
+	o.PauseBuckets = slices.DeleteFunc(slices.Clone(o.PauseBuckets), func(b float64) bool { return math.IsNaN(b) || math.IsInf(b, 1) })
+	slices.Sort(o.PauseBuckets)
+	o.PauseBuckets = slices.Compact(o.PauseBuckets)
 	if len(o.PauseBuckets) == 0 {
 		o.PauseBuckets = DefaultPauseBuckets
 	}

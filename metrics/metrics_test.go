@@ -547,3 +547,35 @@ func TestSetAddReusedPID(t *testing.T) {
 		t.Errorf("events by process %v, want %v", got, want)
 	}
 }
+
+// TestPauseBucketsOrder: PauseBuckets in any order, with repeats, make
+// the histogram that the same bounds sorted make, and the caller's slice
+// is left as it was. (A pause counted in the first bucket in the given
+// order whose bound it was under, and the buckets added up in that
+// order: [0.004 0.002] said every pause under 4 ms was under 2 ms.)
+func TestPauseBucketsOrder(t *testing.T) {
+	data := record(t, &simruntime.Workload{PID: 9}, allProviders, 300*time.Millisecond)
+	buckets := func(bounds []float64) map[float64]uint64 {
+		set := metrics.New(metrics.Options{PauseBuckets: bounds})
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(set)
+		feed(t, set.Process(9, "sim"), data)
+		out := map[float64]uint64{}
+		for _, b := range gather(t, reg)["dotnet_gc_pause_seconds"].Metric[0].Histogram.Bucket {
+			out[b.GetUpperBound()] = b.GetCumulativeCount()
+		}
+		return out
+	}
+	want := buckets([]float64{0.002, 0.004})
+	if want[0.002] == 0 || want[0.002] == want[0.004] {
+		t.Fatalf("buckets %v: the workload's pauses (1–5 ms) should fall on both sides of 2 ms", want)
+	}
+	given := []float64{0.004, math.NaN(), 0.002, 0.004, math.Inf(1)}
+	got := buckets(given)
+	if len(got) != len(want) || got[0.002] != want[0.002] || got[0.004] != want[0.004] {
+		t.Errorf("buckets %v from %v; sorted, %v", got, given, want)
+	}
+	if given[0] != 0.004 || given[2] != 0.002 || len(given) != 5 {
+		t.Errorf("the caller's buckets changed: %v", given)
+	}
+}
