@@ -225,8 +225,9 @@ const shutdownStall = time.Second
 // http.ResponseController): a client that stops reading fails the write,
 // and so the window, which frees the process's window slot instead of
 // holding it for as long as the client stays connected. A client that
-// reads, however slowly, makes each write in time and gets the whole
-// stream. A ResponseWriter without write deadlines (one that a caller's
+// reads, even slowly, gets the whole stream as long as it takes each
+// write (at most 64 KiB, less what the socket buffers) within stall. A
+// ResponseWriter without write deadlines (one that a caller's
 // middleware wraps without Unwrap) writes without them.
 type startWriter struct {
 	w       http.ResponseWriter

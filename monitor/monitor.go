@@ -51,8 +51,9 @@
 // whose stream ends while the process still answers (a cut, not the
 // process's exit) is a failure, counted under stage prime and logged; it
 // is started again, with a rundown of the methods compiled in between.
-// These sessions belong to the attach: when its monitoring stream ends they are stopped (StopTracing,
-// the drain) before the process can be attached again, so a process
+// These sessions belong to the attach: when its monitoring stream ends
+// they are stopped (StopTracing, the drain) before the process can be
+// attached again, so a process
 // whose monitoring stream ends early while it still answers, attached
 // again at the next poll, has at most the three open at any time (the
 // runtime allows 64 sessions at once). A window (profile or trace) is a
@@ -139,7 +140,9 @@ type Options struct {
 	// TraceStall bounds how long a /trace client may take none of the
 	// bytes written to it (0: 30 s): a client that stops reading loses
 	// the rest of its response, so that it does not hold its process's
-	// window slot; one that reads, however slowly, gets all of it.
+	// window slot; one that reads, even slowly, gets all of it as long
+	// as it takes each write within the limit (a write is at most the
+	// stream's buffer, 64 KiB, less what the socket holds).
 	TraceStall time.Duration
 	// Discover lists the processes to monitor (nil: diagnostics.Processes;
 	// with PIDs, the endpoints of those processes alone, without listing
