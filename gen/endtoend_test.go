@@ -475,3 +475,24 @@ func TestFamilyStability(t *testing.T) {
 		}
 	}
 }
+
+// TestOverrideNamedInErrors: an error about what an override changed
+// names the override's file:line beside the manifest's: an event's Go
+// name that clashes, given by goNames in a file of the user's own,
+// was reported at the manifest's line alone, which is right as written.
+func TestOverrideNamedInErrors(t *testing.T) {
+	path := manifestPath(t, manifests[2].file)
+	ov := filepath.Join(t.TempDir(), "mine.yaml")
+	const y = "overrides:\n  - why: a clash on purpose\n    providers: [Microsoft-Windows-DotNETRuntime]\n    goNames: {GCEnd_V1: GCStartV2}\n"
+	if err := os.WriteFile(ov, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lm, err := gen.Load(path, ov)
+	if err == nil {
+		_, err = gen.Generate(lm, gen.Config{})
+	}
+	want := regexp.MustCompile(regexp.QuoteMeta(manifests[2].file) + `:\d+ \(as changed by mine\.yaml:2\): event GCEnd_V1: Go name GCStartV2 is already used by event GCStart_V2`)
+	if err == nil || !want.MatchString(err.Error()) {
+		t.Errorf("error does not match %s:\n%v", want, err)
+	}
+}

@@ -111,15 +111,15 @@ func TestPositions(t *testing.T) {
 	s := loadSmall(t)
 	rt := s.Provider("Test-Runtime")
 	ev := rt.Event("GCStart_V2")
-	if want := (Pos{"small.man", lineOf(t, path, `symbol="GCStart_V2"`)}); ev.Pos != want {
+	if want := (Pos{File: "small.man", Line: lineOf(t, path, `symbol="GCStart_V2"`)}); ev.Pos != want {
 		t.Errorf("GCStart_V2 at %v, want %v", ev.Pos, want)
 	}
 	f := rt.Template("BulkType").Fields[2].Fields[3]
-	if want := (Pos{"small.man", lineOf(t, path, `name="Params"`)}); f.Pos != want || f.Name != "Params" {
+	if want := (Pos{File: "small.man", Line: lineOf(t, path, `name="Params"`)}); f.Pos != want || f.Name != "Params" {
 		t.Errorf("BulkType Values.Params (%s) at %v, want %v", f.Name, f.Pos, want)
 	}
 	e := rt.Map("ModuleFlagsMap").Entries[1]
-	if want := (Pos{"small.man", lineOf(t, path, `$(string.Map.Native)`)}); e.Pos != want {
+	if want := (Pos{File: "small.man", Line: lineOf(t, path, `$(string.Map.Native)`)}); e.Pos != want {
 		t.Errorf("map entry at %v, want %v", e.Pos, want)
 	}
 
@@ -129,7 +129,7 @@ func TestPositions(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs := loadCheckedIn(t)
-	want := Pos{"clr.yaml", 1 + bytes.Count(y[:bytes.Index(y, []byte("symbol: GCStart_V2,"))], []byte("\n"))}
+	want := Pos{File: "clr.yaml", Line: 1 + bytes.Count(y[:bytes.Index(y, []byte("symbol: GCStart_V2,"))], []byte("\n"))}
 	if got := cs.Provider("Microsoft-Windows-DotNETRuntime").Event("GCStart_V2").Pos; got != want {
 		t.Errorf("clr.yaml GCStart_V2 at %v, want %v", got, want)
 	}

@@ -12,16 +12,33 @@ import (
 type Pos struct {
 	File string
 	Line int
+	// Via, when not nil, is the override that changed the node (a field's
+	// attributes, an event's Go name): an error about the node names both
+	// places, since the value at fault may be the override's.
+	Via *Pos
 }
 
 func (p Pos) String() string {
-	if p.Line == 0 && p.File != "" {
-		return p.File // the whole file: the parser gave no line
+	var s string
+	switch {
+	case p.Line == 0 && p.File != "":
+		s = p.File // the whole file: the parser gave no line
+	case p.File == "":
+		s = fmt.Sprintf("line %d", p.Line)
+	default:
+		s = fmt.Sprintf("%s:%d", p.File, p.Line)
 	}
-	if p.File == "" {
-		return fmt.Sprintf("line %d", p.Line)
+	if p.Via != nil {
+		s += " (as changed by " + p.Via.String() + ")"
 	}
-	return fmt.Sprintf("%s:%d", p.File, p.Line)
+	return s
+}
+
+// via is p noted as changed by the override at o.
+func (p Pos) via(o Pos) Pos {
+	o.Via = nil
+	p.Via = &o
+	return p
 }
 
 func basePos(file string, line int) Pos { return Pos{File: filepath.Base(file), Line: line} }

@@ -295,7 +295,9 @@ func applyField(e *Override, p *Provider, l *errList) {
 	}
 	if !changed {
 		l.skip(e.Pos, what, "field %q already is as the override says: drop it", e.Field)
+		return
 	}
+	f.Pos = f.Pos.via(e.Pos)
 }
 
 func findField(fs []*Field, path []string) *Field {
@@ -331,6 +333,7 @@ func applyEventNames(pos Pos, p *Provider, names map[string]string, kind string,
 			l.skip(pos, what, "%s already %s: drop it", kind, names[sym])
 		default:
 			*field(ev) = names[sym]
+			ev.Pos = ev.Pos.via(pos)
 		}
 	}
 }

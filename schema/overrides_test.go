@@ -116,7 +116,7 @@ func TestOverridesStale(t *testing.T) {
 		{"unknown_field.yaml", `unknown_field.yaml:3: override of Test-Runtime template BulkType: no field "Values.Flags"`},
 		{"keyword_alias_present.yaml", `keyword_alias_present.yaml:3: override of Test-Runtime keyword GCKeyword: keyword LoaderKeyword is in the schema itself: drop the alias`},
 		{"keyword_alias_unknown.yaml", `keyword_alias_unknown.yaml:3: override of Test-Runtime keyword ManagedHeapCollectKeyword: no such keyword (the alias GCHeapCollectKeyword is for it)`},
-		{"invalid_result.yaml", `small.man:51: template ModuleLoad: field "Stack": count="FrameCount" names no earlier field of the same template or struct`},
+		{"invalid_result.yaml", `small.man:51 (as changed by invalid_result.yaml:3): template ModuleLoad: field "Stack": count="FrameCount" names no earlier field of the same template or struct`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
