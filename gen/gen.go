@@ -91,6 +91,9 @@ func Generate(m *schema.Model, cfg Config) (map[string][]byte, error) {
 	if !token.IsIdentifier(cfg.Package) || cfg.Package == "_" {
 		return nil, fmt.Errorf("gen: package name %q is not a Go identifier (letters, digits and _, not starting with a digit, not a keyword)", cfg.Package)
 	}
+	if cfg.Package == "main" {
+		return nil, errors.New("gen: package name main: the generated code is a library, and a main package needs a func main")
+	}
 	newFile := func() *File {
 		f := NewFile(cfg.Package)
 		// One HeaderComment per line: jennifer renders a one-line

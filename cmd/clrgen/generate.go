@@ -38,7 +38,7 @@ func runGenerate(c *command, args []string, stdout, stderr io.Writer) int {
 	schemaPath := fs.String("schema", "", "the schema: a YAML schema or a ClrEtwAll.man manifest (default: the one built into clrgen); builtin:kernel.yaml for the Windows kernel's events")
 	extra := pathList{gen.BuiltinExtra}
 	fs.Var(&extra, "extra", "a schema of providers the manifest lacks, in the YAML format; repeatable; none for none (default: the built-in SampleProfiler and EventPipe providers)")
-	overrides := fs.String("overrides", gen.BuiltinOverrides, "corrections to apply; none for none (default: the built-in ones)")
+	overrides := fs.String("overrides", gen.BuiltinOverrides, "corrections to apply instead of the built-in ones (a copy of schema/overrides.yaml to start from: real manifests need its goNames); none for none")
 	strict := fs.Bool("strict", false, "an override that does not apply to the schema is an error (default: skipped, with a note)")
 	var providers, events globList
 	fs.Var(&providers, "providers", "only providers whose name matches `GLOB` (case-insensitive); repeatable or comma-separated")
@@ -66,6 +66,9 @@ func runGenerate(c *command, args []string, stdout, stderr io.Writer) int {
 	}
 	if !token.IsIdentifier(name) || name == "_" {
 		return usageError(c, stderr, "package name %q is not a Go identifier (letters, digits and _, not starting with a digit, not a keyword); name one with -package", name)
+	}
+	if name == "main" {
+		return usageError(c, stderr, "package name main: the generated code is a library, and a main package needs a func main; name another with -package (or -o a directory of another name)")
 	}
 	cfg := gen.LoadConfig{Schema: *schemaPath, Strict: *strict, Overrides: *overrides}
 	if cfg.Overrides == "none" {

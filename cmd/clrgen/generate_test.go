@@ -99,6 +99,7 @@ func TestGenerateErrors(t *testing.T) {
 	}{
 		{[]string{"-package", "bad-name", "-o", dir}, 2, `package name "bad-name" is not a Go identifier`},
 		{[]string{"-package", "func", "-o", dir}, 2, `package name "func" is not a Go identifier`},
+		{[]string{"-package", "main", "-o", dir}, 2, `package name main: the generated code is a library`},
 		{[]string{"-schema", empty, "-package", "x", "-o", dir}, 1, "empty.man:2: instrumentationManifest: no <provider> element"},
 		{[]string{"-schema", noEvents, "-extra", "none", "-package", "x", "-o", dir}, 1, "noevents.yaml: no events"},
 		{[]string{"-schema", notXML, "-package", "x", "-o", dir}, 1, "yaml.man:1: not an XML manifest"},
