@@ -70,16 +70,22 @@ func (h *host) start(pid int, w *simruntime.Workload) *sim {
 // process ID w.PID: a process in a container, which knows itself by its
 // namespace's PID.
 func (h *host) startAs(pid int, w *simruntime.Workload) *sim {
-	srv, err := simruntime.Start(h.dir, simruntime.Config{PID: pid, Stream: w.Stream,
+	return h.startWith(simruntime.Config{PID: pid, Stream: w.Stream,
 		CommandLine: fmt.Sprintf("/usr/share/dotnet/dotnet /app/Sim.App.dll --id %d", pid),
 		OS:          "Linux", Arch: "x64", Entrypoint: "Sim.App", ClrVersion: "8.0.11+abc", RID: "linux-x64",
-		DisambigKey: uint64(pid)})
+		DisambigKey: uint64(pid)}, w)
+}
+
+// startWith starts a simulated process as cfg says (its PID, its stream:
+// w's, or a wrapper of it), running w.
+func (h *host) startWith(cfg simruntime.Config, w *simruntime.Workload) *sim {
+	srv, err := simruntime.Start(h.dir, cfg)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	s := &sim{srv: srv, w: w}
 	h.mu.Lock()
-	h.sims[pid] = s
+	h.sims[cfg.PID] = s
 	h.mu.Unlock()
 	return s
 }

@@ -123,13 +123,7 @@ func TestReattachStopsSessions(t *testing.T) {
 		}
 		w.Stream(req, out, stop, closed)
 	}
-	srv, err := simruntime.Start(h.dir, simruntime.Config{PID: pid, Stream: stream, Entrypoint: "Sim.App", DisambigKey: pid})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.mu.Lock()
-	h.sims[pid] = &sim{srv: srv, w: w}
-	h.mu.Unlock()
+	h.startWith(simruntime.Config{PID: pid, Stream: stream, Entrypoint: "Sim.App", DisambigKey: pid}, w)
 	s := serve(t, h, monitor.Options{CounterInterval: 0.2}, monitor.Access{})
 
 	const attaches = 6
@@ -177,13 +171,7 @@ func TestNamesSessionCut(t *testing.T) {
 		}
 		w.Stream(req, out, stop, closed)
 	}
-	srv, err := simruntime.Start(h.dir, simruntime.Config{PID: pid, Stream: stream, Entrypoint: "Sim.App", DisambigKey: pid})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.mu.Lock()
-	h.sims[pid] = &sim{srv: srv, w: w}
-	h.mu.Unlock()
+	h.startWith(simruntime.Config{PID: pid, Stream: stream, Entrypoint: "Sim.App", DisambigKey: pid}, w)
 	s := serve(t, h, monitor.Options{}, monitor.Access{})
 	attached(t, s, pid)
 	waitFor(t, 10*time.Second, "the cut counted and the session started again", func() bool {
@@ -241,14 +229,7 @@ func startCut(t *testing.T, h *host, pid int, key uint64, cookie byte, w *simrun
 		}
 		w.Stream(req, out, stop, closed)
 	}
-	srv, err := simruntime.Start(h.dir, simruntime.Config{PID: pid, Stream: stream, Entrypoint: "Sim.App", DisambigKey: key, Cookie: [16]byte{cookie}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.mu.Lock()
-	h.sims[pid] = &sim{srv: srv, w: w}
-	h.mu.Unlock()
-	return srv
+	return h.startWith(simruntime.Config{PID: pid, Stream: stream, Entrypoint: "Sim.App", DisambigKey: key, Cookie: [16]byte{cookie}}, w).srv
 }
 
 // TestReattachKeepsCounts: a process whose monitoring stream is cut

@@ -43,13 +43,7 @@ func TestWindowNotAttached(t *testing.T) {
 		}
 		w.Stream(req, out, stop, closed)
 	}
-	srv2, err := simruntime.Start(h.dir, simruntime.Config{PID: slow, Stream: stream, Entrypoint: "Sim.App", DisambigKey: slow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.mu.Lock()
-	h.sims[slow] = &sim{srv: srv2, w: w}
-	h.mu.Unlock()
+	h.startWith(simruntime.Config{PID: slow, Stream: stream, Entrypoint: "Sim.App", DisambigKey: slow}, w)
 
 	s := serve(t, h, monitor.Options{}, monitor.Access{})
 	t.Cleanup(func() { once.Do(func() { close(release) }) }) // before the server stops

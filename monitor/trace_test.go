@@ -117,13 +117,7 @@ func cutWindows(t *testing.T, pid int) *server {
 		}
 		w.Stream(req, out, stop, closed)
 	}
-	srv, err := simruntime.Start(h.dir, simruntime.Config{PID: pid, Stream: stream, Entrypoint: "Sim.App", DisambigKey: uint64(pid)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.mu.Lock()
-	h.sims[pid] = &sim{srv: srv, w: w}
-	h.mu.Unlock()
+	h.startWith(simruntime.Config{PID: pid, Stream: stream, Entrypoint: "Sim.App", DisambigKey: uint64(pid)}, w)
 	s := serve(t, h, monitor.Options{CounterInterval: 0.2}, monitor.Access{})
 	attached(t, s, pid)
 	return s
