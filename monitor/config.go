@@ -24,11 +24,13 @@ type Config struct {
 	TLSCert, TLSKey string // certificate and key files, for HTTPS
 	PIDs            PIDs   // only these processes, when not empty
 	Poll            time.Duration
-	Verbose         bool // the runtime provider at Verbose (allocation ticks, JIT times)
+	Verbose         bool          // the runtime provider at Verbose (allocation ticks, JIT times)
+	KeepExited      time.Duration // Options.KeepExited
 }
 
 // AddFlags defines -listen, -token-file, -tls-cert, -tls-key, -pid (one
-// per process, repeatable), -poll and -verbose on fs, setting c.
+// per process, repeatable), -poll, -verbose and -keep-exited on fs,
+// setting c.
 func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Listen, "listen", DefaultListen, "address to serve on; beyond loopback only with -token-file")
 	fs.StringVar(&c.TokenFile, "token-file", "", "file holding the token requests must carry (Authorization: Bearer TOKEN)")
@@ -37,6 +39,7 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.Var(&c.PIDs, "pid", "monitor only this process (repeat for more); all .NET processes found when none")
 	fs.DurationVar(&c.Poll, "poll", 2*time.Second, "how often to look for new processes (at least "+MinPoll.String()+")")
 	fs.BoolVar(&c.Verbose, "verbose", false, "runtime events at Verbose: allocation ticks and JIT compile times (more overhead)")
+	fs.DurationVar(&c.KeepExited, "keep-exited", 2*time.Minute, "how long an exited process's series stay in /metrics, for the scrapes after its exit (at least the scrape interval; negative: none)")
 }
 
 // MinPoll is the shortest -poll Config takes: a discovery pass reads
@@ -69,7 +72,7 @@ func (c *Config) Serve(ctx context.Context, logf func(format string, args ...any
 		}
 	}
 	a.CertFile, a.KeyFile = c.TLSCert, c.TLSKey
-	o := Options{PIDs: c.PIDs, Poll: c.Poll, Logf: logf}
+	o := Options{PIDs: c.PIDs, Poll: c.Poll, Logf: logf, KeepExited: c.KeepExited}
 	if c.Verbose {
 		o.RuntimeLevel = 5
 	}

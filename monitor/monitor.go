@@ -3,10 +3,12 @@
 // does), keeps one monitoring session on each, turns the events into
 // Prometheus metrics (package metrics) and keeps each process's code map
 // current (package symbols), detaches when a process exits and picks up new
-// ones within a poll interval. A process's series go when it exits: what
-// it counted after the last scrape is not exported (not yet kept for a
-// grace period), so a short-lived or crash-looping process is seen in
-// part; scrape often, or take its /trace, for such a process. A process
+// ones within a poll interval. A process's series stay for
+// Options.KeepExited (2 minutes by default) after it exits, so that the
+// scrapes after its exit export what it counted since the last one
+// before (a short-lived or crash-looping process is seen whole as long
+// as a scrape comes within that time), then go; a new process under its
+// PID replaces them at once. A process
 // whose monitoring stream ends early while it still answers keeps its
 // series (gauges included) until the next poll attaches it again; an
 // attach of the same runtime instance (the same PID and runtime cookie,
@@ -137,6 +139,11 @@ type Options struct {
 	// Drain bounds the wait for the end of a stream after StopTracing
 	// (0: 10 s).
 	Drain time.Duration
+	// KeepExited is how long the series of a process that exited stay
+	// in /metrics (0: 2 minutes, twice Prometheus's default scrape
+	// interval; negative: none): the scrapes in that time export what it
+	// counted after the last one before its exit.
+	KeepExited time.Duration
 	// TraceStall bounds how long a /trace client may take none of the
 	// bytes written to it (0: 30 s): a client that stops reading loses
 	// the rest of its response, so that it does not hold its process's
@@ -204,6 +211,12 @@ func New(o Options) *Monitor {
 	if o.Drain <= 0 {
 		o.Drain = 10 * time.Second
 	}
+	switch {
+	case o.KeepExited == 0:
+		o.KeepExited = 2 * time.Minute
+	case o.KeepExited < 0:
+		o.KeepExited = 0
+	}
 	if o.TraceStall <= 0 {
 		o.TraceStall = 30 * time.Second
 	}
@@ -234,6 +247,9 @@ type instance struct {
 	// read and dropped are the events read and dropped by the
 	// instance's attaches that ended.
 	read, dropped uint64
+	// exited is when the process exited, or zero: its metrics stay for
+	// Options.KeepExited after it.
+	exited time.Time
 }
 
 // sameInstance reports whether a and b describe the same runtime
@@ -378,8 +394,14 @@ func (m *Monitor) discover(ctx context.Context) {
 			}
 		}
 	}
-	for pid := range m.instances {
-		if p := m.procs[pid]; !seen[pid] && (p == nil || p.failed()) {
+	for pid, inst := range m.instances {
+		p := m.procs[pid]
+		switch {
+		case !inst.exited.IsZero():
+			if now.Sub(inst.exited) >= m.o.KeepExited && p == nil {
+				m.forget(pid) // exited, and kept long enough
+			}
+		case !seen[pid] && (p == nil || p.failed()):
 			// Kept from an attach that ended early, and gone since.
 			m.forget(pid)
 		}
@@ -394,14 +416,15 @@ func (m *Monitor) forget(pid int) {
 
 // remove forgets p once its monitoring has ended. A process that failed
 // to attach stays listed (state failed, with the error, and the back-off
-// fail set) until discovery no longer finds it. Its metrics go with it
-// unless keep: those of a process that still answers are kept for the
-// next attach of the same runtime instance (attachMetrics), until
-// discovery no longer finds the process. The Set changes under m.mu, as
+// fail set) until discovery no longer finds it. The metrics of a process
+// that exited stay for Options.KeepExited (discover lets them go); else
+// they go with it unless keep: those of a process that still answers are
+// kept for the next attach of the same runtime instance (attachMetrics),
+// until discovery no longer finds the process. The Set changes under m.mu, as
 // in attachMetrics, and only while p is its PID's latest attach: a later
 // attach of the PID, which may have begun once p failed, has the PID's
 // metrics from then on.
-func (m *Monitor) remove(p *proc, failed, keep bool) {
+func (m *Monitor) remove(p *proc, failed, keep, exited bool) {
 	m.mu.Lock()
 	if m.procs[p.pid] == p {
 		if !failed {
@@ -409,6 +432,10 @@ func (m *Monitor) remove(p *proc, failed, keep bool) {
 		}
 		switch inst := m.instances[p.pid]; {
 		case inst == nil:
+		case exited && m.o.KeepExited > 0:
+			// Kept for the scrapes after the exit (discover lets them
+			// go), or until a new process of the PID attaches.
+			inst.exited = time.Now()
 		case !keep:
 			m.forget(p.pid)
 		case !failed:
@@ -437,7 +464,10 @@ func (m *Monitor) attachMetrics(p *proc, info *diagnostics.ProcessInfo) *metrics
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	inst := m.instances[p.pid]
-	if inst != nil && !sameInstance(inst.info, info) {
+	if inst != nil && (!inst.exited.IsZero() || !sameInstance(inst.info, info)) {
+		// Another process under the PID (another runtime instance, or
+		// any after one that exited, whose series were kept): the
+		// earlier one's metrics make room for it.
 		m.forget(p.pid)
 		inst = nil
 	}
@@ -494,8 +524,8 @@ const stopBeforeStreamTimeout = 2 * time.Second
 func (m *Monitor) watch(ctx context.Context, p *proc) {
 	defer m.wg.Done()
 	defer close(p.done)
-	failed, keep := true, true
-	defer func() { m.remove(p, failed, keep && ctx.Err() == nil) }()
+	failed, keep, gone := true, true, false
+	defer func() { m.remove(p, failed, keep && ctx.Err() == nil, gone) }()
 
 	c, cancel := context.WithTimeout(ctx, commandTimeout)
 	info, err := p.cl.ProcessInfo(c)
@@ -591,7 +621,7 @@ func (m *Monitor) watch(ctx context.Context, p *proc) {
 			// The process's metrics are kept for the next attach
 			// while it still answers.
 			exited := ctx.Err() == nil && m.exited(p)
-			keep = !exited
+			keep, gone = !exited, exited
 			switch {
 			case err != io.EOF && exited:
 				// A process that exits ends the stream without its

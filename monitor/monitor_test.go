@@ -656,12 +656,14 @@ func TestWindowProcessExits(t *testing.T) {
 }
 
 // TestComeAndGo: a process that appears is attached within a few polls;
-// one that exits is detached and its series go; one that restarts under
-// the same PID is attached again.
+// one that exits is detached, its series stay for KeepExited with what
+// it counted to its exit, then go; one that restarts under the same PID
+// is attached again.
 func TestComeAndGo(t *testing.T) {
 	h := newHost(t)
 	h.start(200001, &simruntime.Workload{})
-	s := serve(t, h, monitor.Options{CounterInterval: 0.2}, monitor.Access{})
+	const keep = 1500 * time.Millisecond
+	s := serve(t, h, monitor.Options{CounterInterval: 0.2, KeepExited: keep}, monitor.Access{})
 	attached(t, s, 200001)
 
 	h.start(200002, &simruntime.Workload{})
@@ -669,11 +671,18 @@ func TestComeAndGo(t *testing.T) {
 	attached(t, s, 200002)
 	t.Logf("a new process attached in %v (poll 100 ms)", time.Since(start))
 
+	before, _ := series(families(t, s), "dotnet_events_total", "pid", "200001")
 	h.exit(200001)
+	exited := time.Now()
 	waitFor(t, 5*time.Second, "process 200001 gone from /processes", func() bool {
 		_, ok := processes(t, s)[200001]
 		return !ok
 	})
+	// The scrape after the exit still has what it counted up to it.
+	kept, ok := series(families(t, s), "dotnet_events_total", "pid", "200001")
+	if since := time.Since(exited); since < keep && (!ok || kept < before) {
+		t.Errorf("%v after the exit: dotnet_events_total %v (present %v), want kept, at least the %v scraped before", since, kept, ok, before)
+	}
 	waitFor(t, 5*time.Second, "process 200001's series gone", func() bool {
 		fams := families(t, s)
 		_, ok := series(fams, "dotnet_events_total", "pid", "200001")
@@ -936,4 +945,32 @@ func TestAttachFails(t *testing.T) {
 		_, ok := processes(t, s)[600001]
 		return !ok
 	})
+}
+
+// TestExitedReplaced: a process that starts under the PID of one that
+// exited while the exited one's series are kept (KeepExited) counts from
+// 0, not on from the exited one's counts.
+func TestExitedReplaced(t *testing.T) {
+	h := newHost(t)
+	h.start(210001, &simruntime.Workload{})
+	s := serve(t, h, monitor.Options{CounterInterval: 0.2, KeepExited: time.Minute}, monitor.Access{})
+	attached(t, s, 210001)
+	const many = 3000
+	waitFor(t, 20*time.Second, "the first process's events counted", func() bool {
+		n, _ := series(families(t, s), "dotnet_events_total", "pid", "210001")
+		return n >= many
+	})
+	h.exit(210001)
+	waitFor(t, 5*time.Second, "process 210001 gone from /processes", func() bool {
+		_, ok := processes(t, s)[210001]
+		return !ok
+	})
+	if n, ok := series(families(t, s), "dotnet_events_total", "pid", "210001"); !ok || n < many {
+		t.Fatalf("the exited process's series: %v (present %v), want kept at %d or more", n, ok, many)
+	}
+	h.start(210001, &simruntime.Workload{})
+	attached(t, s, 210001)
+	if n, _ := series(families(t, s), "dotnet_events_total", "pid", "210001"); n >= many/2 {
+		t.Errorf("the new process under the PID counted %v events at its attach: on from the exited one's", n)
+	}
 }

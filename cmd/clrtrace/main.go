@@ -5,7 +5,7 @@
 //	clrtrace collect -p PID [-providers SPEC] [-profile NAME] [-duration D] -o FILE
 //	clrtrace watch -p PID [-format text|jsonl] [-provider GLOB] [-event GLOB] [-keyword MASK] [-pid N] [-tid N] [-n N]
 //	clrtrace counters -p PID [-interval S]
-//	clrtrace serve [-listen ADDR] [-token-file FILE] [-tls-cert F -tls-key F] [-pid PID ...]
+//	clrtrace serve [-listen ADDR] [-token-file FILE] [-tls-cert F -tls-key F] [-pid PID ...] [-keep-exited D]
 //
 // ps lists the .NET processes this user can trace: PID and command line.
 //
@@ -83,7 +83,7 @@ const usage = `usage:
   clrtrace collect -p PID [-providers SPEC] [-profile NAME] [-duration D] -o FILE
   clrtrace watch -p PID [-format text|jsonl] [-provider GLOB] [-event GLOB] [-keyword MASK] [-pid N] [-tid N] [-n N]
   clrtrace counters -p PID [-interval S]
-  clrtrace serve [-listen ADDR] [-token-file FILE] [-tls-cert F -tls-key F] [-pid PID ...]
+  clrtrace serve [-listen ADDR] [-token-file FILE] [-tls-cert F -tls-key F] [-pid PID ...] [-keep-exited D]
 `
 
 // Timeouts: a command's answer, and the rundown after a stop (a variable
