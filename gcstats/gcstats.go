@@ -152,8 +152,9 @@ type GC struct {
 	// large and pinned object heap, as PerfView's GCStats counts them.
 	// When this GC and the one before it have per-heap histories, it is
 	// exact: each heap's objects before this GC less those the previous
-	// GC left (AllocatedExact; a background GC's small object heap
-	// excepted, whose generation 0 the GC does not collect). Otherwise it
+	// GC left (AllocatedExact), but for a background GC's small object
+	// heap, whose generation 0 it does not collect (the large and pinned
+	// ones are exact, AllocatedExact false, known with ticks). Otherwise it
 	// is what the AllocationTick events since the previous GC's heap
 	// statistics count (for the trace's first GC, since the trace's
 	// start): one event per about 100 KB allocated, a sample, which some
@@ -1165,7 +1166,11 @@ func (p *Process) allocatedFromHistories(gc *GC) {
 		}
 		gc.Allocated[k] = uint64(max(total, 0))
 	}
-	gc.HasAllocated, gc.AllocatedExact = true, true
+	if gc.Type != clrevents.GCTypeBackgroundGC {
+		// A background GC's stays as the ticks make it: known with
+		// them, sampled for its generation 0.
+		gc.HasAllocated, gc.AllocatedExact = true, true
+	}
 }
 
 // indexOf is gc's index in p.GCs (-1 when it is not there), searched
