@@ -644,3 +644,65 @@ func backgroundWithForeground(f *feed, fgGen2, bgGen2 uint64) {
 	f.at(40, 2, &clrevents.GCEndV1{Count: 5, Depth: 2})
 	f.at(40.1, 2, &clrevents.GCHeapStatsV2{GenerationSize0: 20, GenerationSize2: bgGen2})
 }
+
+// TestAllocatedBackgroundGC: a background GC's allocation takes its
+// large and pinned object heaps from the per-heap histories and its
+// generation 0 from the AllocationTick events, as PerfView counts it: so
+// it is known with ticks, never exact, and unknown without them; the
+// blocking GC after it is exact from the histories of both.
+func TestAllocatedBackgroundGC(t *testing.T) {
+	// hist is one heap's history: generation 0 and the large object
+	// heap's sizes before and after.
+	hist := func(gen0Before, gen0After, lohBefore, lohAfter uint64) *clrevents.GCPerHeapHistoryV3 {
+		e := clrevents.GCPerHeapHistoryV3ValuesElem{}
+		return &clrevents.GCPerHeapHistoryV3{Values: clrevents.GCPerHeapHistoryV3ValuesArrayOf(
+			clrevents.GCPerHeapHistoryV3ValuesElem{SizeBefore: gen0Before, SizeAfter: gen0After}, e, e,
+			clrevents.GCPerHeapHistoryV3ValuesElem{SizeBefore: lohBefore, SizeAfter: lohAfter})}
+	}
+	run := func(ticks bool) *gcstats.Process {
+		f := newFeed()
+		tick := func(ms float64) {
+			if ticks {
+				f.at(ms, 1, &clrevents.GCAllocationTickV4{AllocationAmount: 100_000, AllocationAmount64: 100_000, AllocationKind: clrevents.GCAllocationKindSmall})
+			}
+		}
+		tick(1)
+		f.suspend(10, 1, clrevents.GCSuspendEEReasonSuspendForGC)
+		f.at(11, 1, &clrevents.GCStartV2{Count: 1, Depth: 1})
+		f.at(12, 1, hist(4000, 100, 7000, 7000))
+		f.at(13, 1, &clrevents.GCEndV1{Count: 1, Depth: 1})
+		f.at(13.5, 1, &clrevents.GCHeapStatsV2{GenerationSize0: 100, GenerationSize3: 7000})
+		f.at(14, 1, &clrevents.GCRestartEEEndV1{})
+		tick(15)
+		f.suspend(20, 2, clrevents.GCSuspendEEReasonSuspendForGC)
+		f.at(21, 2, &clrevents.GCStartV2{Count: 2, Depth: 2, Type: clrevents.GCTypeBackgroundGC})
+		f.at(22, 2, &clrevents.GCRestartEEEndV1{})
+		f.at(30, 2, hist(3000, 3000, 9000, 8500))
+		f.at(31, 2, &clrevents.GCEndV1{Count: 2, Depth: 2})
+		f.at(31.5, 2, &clrevents.GCHeapStatsV2{GenerationSize0: 3000, GenerationSize3: 8500})
+		f.suspend(40, 1, clrevents.GCSuspendEEReasonSuspendForGC)
+		f.at(41, 1, &clrevents.GCStartV2{Count: 3, Depth: 0})
+		f.at(42, 1, hist(5000, 200, 8500, 0))
+		f.at(43, 1, &clrevents.GCEndV1{Count: 3})
+		f.at(43.5, 1, &clrevents.GCHeapStatsV2{GenerationSize0: 200, GenerationSize3: 8500})
+		f.at(44, 1, &clrevents.GCRestartEEEndV1{})
+		return f.process(t)
+	}
+	for _, ticks := range []bool{true, false} {
+		p := run(ticks)
+		if len(p.GCs) != 3 {
+			t.Fatalf("ticks %v: %d GCs, want 3", ticks, len(p.GCs))
+		}
+		bgc, after := p.GCs[1], p.GCs[2]
+		// The BGC: the LOH grew from 7000 to 9000 (2000), generation 0 the
+		// tick's 100,000 since GC 1's heap statistics.
+		if want := [3]uint64{100_000, 2000, 0}; !bgc.Complete || bgc.HasAllocated != ticks || bgc.AllocatedExact || ticks && bgc.Allocated != want {
+			t.Errorf("ticks %v: the background GC's allocation %v (known %v, exact %v, complete %v), want %v known %v, not exact", ticks, bgc.Allocated, bgc.HasAllocated, bgc.AllocatedExact, bgc.Complete, want, ticks)
+		}
+		// GC 3: generation 0 from the BGC's 3000 after to 5000 before;
+		// the LOH stayed at 8500.
+		if want := [3]uint64{2000, 0, 0}; !after.HasAllocated || !after.AllocatedExact || after.Allocated != want {
+			t.Errorf("ticks %v: GC 3's allocation %v (known %v, exact %v), want %v, exact", ticks, after.Allocated, after.HasAllocated, after.AllocatedExact, want)
+		}
+	}
+}
