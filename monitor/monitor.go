@@ -8,13 +8,13 @@
 // scrapes after its exit export what it counted since the last one
 // before (a short-lived or crash-looping process is seen whole as long
 // as a scrape comes within that time), then go; a new process under its
-// PID replaces them at once. A process
-// whose monitoring stream ends early while it still answers keeps its
-// series (gauges included) until the next poll attaches it again; an
-// attach of the same runtime instance (the same PID and runtime cookie,
-// as ProcessInfo gives them) counts on from them, so its counters do not
-// go back (the events of the moment between the two attaches are not
-// counted), and a new process under the PID starts from 0. Its HTTP
+// PID replaces them at once. A process whose monitoring stream ends
+// early while it still answers keeps its series (gauges included) until
+// the next poll attaches it again; an attach of the same runtime instance
+// (the same PID and runtime cookie, as ProcessInfo gives them) counts on
+// from them, so its counters do not go back (the events of the moment
+// between the two attaches are not counted), and a new process under the
+// PID starts from 0. Its HTTP
 // handler serves what fleets already scrape:
 //
 //	GET /processes                                   JSON: each process's PID, command line, runtime version, OS, architecture, attach state, events read and dropped
@@ -88,8 +88,8 @@
 //
 // Windows last 1 to Options.MaxWindow seconds (300 by default; 400 for
 // other values), 30 when the request gives no seconds= (net/http/pprof's
-// default) or Options.MaxWindow when that is shorter; only GET is served (405 otherwise), without a request
-// body. Memory stays flat: per process, the metrics are fixed fields and
+// default) or Options.MaxWindow when that is shorter; only GET is served
+// (405 otherwise), without a request body. Memory stays flat: per process, the metrics are fixed fields and
 // capped label sets, the code map grows only with the code the process
 // compiles, and events are handled as they come.
 package monitor
@@ -420,8 +420,9 @@ func (m *Monitor) forget(pid int) {
 // that exited stay for Options.KeepExited (discover lets them go); else
 // they go with it unless keep: those of a process that still answers are
 // kept for the next attach of the same runtime instance (attachMetrics),
-// until discovery no longer finds the process. The Set changes under m.mu, as
-// in attachMetrics, and only while p is its PID's latest attach: a later
+// until discovery no longer finds the process. The Set changes under
+// m.mu, as in attachMetrics, and only while p is its PID's latest
+// attach: a later
 // attach of the PID, which may have begun once p failed, has the PID's
 // metrics from then on.
 func (m *Monitor) remove(p *proc, failed, keep, exited bool) {
@@ -524,8 +525,8 @@ const stopBeforeStreamTimeout = 2 * time.Second
 func (m *Monitor) watch(ctx context.Context, p *proc) {
 	defer m.wg.Done()
 	defer close(p.done)
-	failed, keep, gone := true, true, false
-	defer func() { m.remove(p, failed, keep && ctx.Err() == nil, gone) }()
+	failed, gone := true, false // gone: the stream ended with the process
+	defer func() { m.remove(p, failed, !gone && ctx.Err() == nil, gone) }()
 
 	c, cancel := context.WithTimeout(ctx, commandTimeout)
 	info, err := p.cl.ProcessInfo(c)
@@ -621,7 +622,7 @@ func (m *Monitor) watch(ctx context.Context, p *proc) {
 			// The process's metrics are kept for the next attach
 			// while it still answers.
 			exited := ctx.Err() == nil && m.exited(p)
-			keep, gone = !exited, exited
+			gone = exited
 			switch {
 			case err != io.EOF && exited:
 				// A process that exits ends the stream without its
@@ -640,10 +641,8 @@ func (m *Monitor) watch(ctx context.Context, p *proc) {
 			return
 		}
 		p.events.Add(1)
-		if !names && symbols.IsCodeEvent(e.Name()) {
-			p.symMu.Lock()
-			p.sym.Add(e)
-			p.symMu.Unlock()
+		if !names {
+			p.addCode(nil, e)
 		}
 		mp.Add(e)
 		if d := dropped + r.Dropped(); d != p.dropped.Load() {
@@ -652,16 +651,20 @@ func (m *Monitor) watch(ctx context.Context, p *proc) {
 	}
 }
 
+// addCode adds e to p's code map when it names or places code (the
+// sessions' event handler, the Reader unused).
+func (p *proc) addCode(_ *trace.Reader, e *trace.Event) {
+	if symbols.IsCodeEvent(e.Name()) {
+		p.symMu.Lock()
+		p.sym.Add(e)
+		p.symMu.Unlock()
+	}
+}
+
 // prime feeds p's code map with a rundown, the methods compiled so far: a
 // session stopped at once.
 func (m *Monitor) prime(ctx context.Context, p *proc) {
-	err := m.readSession(ctx, p, primeConfig, 0, nil, func(_ *trace.Reader, e *trace.Event) {
-		if symbols.IsCodeEvent(e.Name()) {
-			p.symMu.Lock()
-			p.sym.Add(e)
-			p.symMu.Unlock()
-		}
-	})
+	err := m.readSession(ctx, p, primeConfig, 0, nil, p.addCode)
 	if err != nil && ctx.Err() == nil {
 		m.errs[stagePrime].Add(1)
 		m.logf("process %d (%s): the rundown of the methods compiled so far failed (frames compiled before may not resolve): %v", p.pid, p.name, err)
@@ -690,13 +693,6 @@ func (m *Monitor) exited(p *proc) bool {
 // the next attach with it, to start a session the attach can start
 // itself.
 func (m *Monitor) names(ctx context.Context, p *proc) {
-	add := func(_ *trace.Reader, e *trace.Event) {
-		if symbols.IsCodeEvent(e.Name()) {
-			p.symMu.Lock()
-			p.sym.Add(e)
-			p.symMu.Unlock()
-		}
-	}
 	pause := m.o.Poll
 	for again := false; ; again = true {
 		began := time.Now()
@@ -710,7 +706,7 @@ func (m *Monitor) names(ctx context.Context, p *proc) {
 				}()
 			}
 		}
-		err := m.readSession(ctx, p, namesConfig, math.MaxInt64, started, add)
+		err := m.readSession(ctx, p, namesConfig, math.MaxInt64, started, p.addCode)
 		rundown.Wait()
 		if ctx.Err() != nil || m.exited(p) {
 			return
