@@ -22,7 +22,7 @@
 //
 // Each JSON line has these keys, always of the same JSON type:
 //
-//	time              string, RFC 3339 UTC with microseconds
+//	time              string, RFC 3339 UTC with nanoseconds (nine digits)
 //	provider, event   strings: the provider's name (its GUID when unknown) and
 //	                  the event's name ("id5/v0" when neither the schema nor the
 //	                  trace names it)

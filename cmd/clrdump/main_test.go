@@ -32,7 +32,7 @@ func TestText(t *testing.T) {
 	if code != exitOK || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
-	want := `2021-06-09T09:48:27.655790Z Microsoft-Windows-DotNETRuntimeRundown/ExecutionCheckpointDCEnd pid=9832 tid=25112 ClrInstanceID=9 Name="RuntimeInit" Timestamp=11111925598665
+	want := `2021-06-09T09:48:27.655790600Z Microsoft-Windows-DotNETRuntimeRundown/ExecutionCheckpointDCEnd pid=9832 tid=25112 ClrInstanceID=9 Name="RuntimeInit" Timestamp=11111925598665
 `
 	lines := strings.SplitAfter(out, "\n")
 	if len(lines) != 4 || lines[0] != want {

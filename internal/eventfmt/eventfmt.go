@@ -136,10 +136,12 @@ func (f *Filter) KeepName(e *trace.Event, name string) bool {
 	return false
 }
 
-const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
-// AppendTime appends t in UTC as timeLayout writes it (RFC 3339 with the
-// microseconds truncated, "Z" for the zone), without time.AppendFormat's
+// AppendTime appends t in UTC as timeLayout writes it (RFC 3339 with all
+// nine digits of the nanoseconds, "Z" for the zone: a trace's clock ticks
+// every 100 ns or finer, and events less than a microsecond apart must
+// not print the same time), without time.AppendFormat's
 // layout interpretation: that was a third of the time of -format text.
 // Times before 1970 or after 9999 go through AppendFormat.
 func AppendTime(dst []byte, t time.Time) []byte {
@@ -165,8 +167,8 @@ func AppendTime(dst []byte, t time.Time) []byte {
 		m -= 12
 		y++
 	}
-	us := uint64(t.Nanosecond()) / 1000
-	var b [27]byte
+	ns := uint64(t.Nanosecond())
+	var b [30]byte
 	put2(b[0:], y/100)
 	put2(b[2:], y%100)
 	b[4] = '-'
@@ -180,10 +182,12 @@ func AppendTime(dst []byte, t time.Time) []byte {
 	b[16] = ':'
 	put2(b[17:], sod%60)
 	b[19] = '.'
-	put2(b[20:], us/10000)
-	put2(b[22:], us/100%100)
-	put2(b[24:], us%100)
-	b[26] = 'Z'
+	put2(b[20:], ns/10000000)
+	put2(b[22:], ns/100000%100)
+	put2(b[24:], ns/1000%100)
+	put2(b[26:], ns/10%100)
+	b[28] = '0' + byte(ns%10)
+	b[29] = 'Z'
 	return append(dst, b[:]...)
 }
 
