@@ -575,6 +575,424 @@ func (e *EventTraceEndExtensionV2) EventTraceExtensionFields() EventTraceExtensi
 	}
 }
 
+// FileIOCreateFields holds the fields of the FileIOCreate family of events,
+// whatever the member type. Members: FileIOCreateV2, FileIOCreateV3 (FileIo).
+// A field that not every member carries comes with a HasX field, true when the
+// decoded event had it. Strings and arrays alias the payload the event was decoded
+// from.
+type FileIOCreateFields struct {
+	// IrpPtr is carried by every member.
+	IrpPtr uint64
+	// FileObject is carried by every member.
+	FileObject uint64
+	// HasIssuingThreadId tells whether the event had IssuingThreadId.
+	HasIssuingThreadId bool
+	// IssuingThreadId is carried by FileIOCreateV3.
+	IssuingThreadId uint32
+	// CreateOptions is carried by every member.
+	CreateOptions uint32
+	// FileAttributes is carried by every member.
+	FileAttributes uint32
+	// ShareAccess is carried by every member.
+	ShareAccess uint32
+	// FileName is carried by every member.
+	FileName UTF16
+	// HasTTID tells whether the event had TTID.
+	HasTTID bool
+	// TTID is carried by FileIOCreateV2.
+	TTID uint64
+}
+
+// FileIOCreateEvent is implemented by every member of the FileIOCreate family (see
+// FileIOCreateFields).
+type FileIOCreateEvent interface {
+	Event
+	// FileIOCreateFields returns the event's fields in the family's form.
+	FileIOCreateFields() FileIOCreateFields
+}
+
+// FileIOCreateFields returns the fields of FileIOCreate_V2 in the form of the FileIOCreate family.
+func (e *FileIOCreateV2) FileIOCreateFields() FileIOCreateFields {
+	return FileIOCreateFields{
+		CreateOptions:  e.CreateOptions,
+		FileAttributes: e.FileAttributes,
+		FileName:       e.FileName,
+		FileObject:     e.FileObject,
+		HasTTID:        true,
+		IrpPtr:         e.IrpPtr,
+		ShareAccess:    e.ShareAccess,
+		TTID:           e.TTID,
+	}
+}
+
+// FileIOCreateFields returns the fields of FileIOCreate_V3 in the form of the FileIOCreate family.
+func (e *FileIOCreateV3) FileIOCreateFields() FileIOCreateFields {
+	return FileIOCreateFields{
+		CreateOptions:      e.CreateOptions,
+		FileAttributes:     e.FileAttributes,
+		FileName:           e.FileName,
+		FileObject:         e.FileObject,
+		HasIssuingThreadId: true,
+		IrpPtr:             e.IrpPtr,
+		IssuingThreadId:    e.IssuingThreadId,
+		ShareAccess:        e.ShareAccess,
+	}
+}
+
+// FileIODirEnumKind tells the events of the FileIODirEnum family apart by what
+// they mean (FileIODirEnumFields.Kind): by their opcode, or by task and opcode for
+// a standard opcode such as win:Start. The versions of an event are one kind, and
+// so are events of two providers with the same opcode (the runtime's and the
+// rundown's DCStart). The zero value is no kind. Compare it with the constants:
+// their names stay when a newer manifest adds events, their numbers may not.
+type FileIODirEnumKind uint8
+
+const (
+	// KindFileIODirEnum is the kind of FileIODirEnumV2, FileIODirEnumV3 (FileIo).
+	KindFileIODirEnum FileIODirEnumKind = 1
+	// KindFileIODirNotify is the kind of FileIODirNotifyV2, FileIODirNotifyV3
+	// (FileIo).
+	KindFileIODirNotify FileIODirEnumKind = 2
+)
+
+// String returns the kind's name, "FileIODirEnum", or FileIODirEnumKind(0x…) for a value without one.
+func (k FileIODirEnumKind) String() string {
+	switch k {
+	case KindFileIODirEnum:
+		return "FileIODirEnum"
+	case KindFileIODirNotify:
+		return "FileIODirNotify"
+	}
+	return string(clrimpl.AppendUnknown(nil, "FileIODirEnumKind", uint64(k)))
+}
+
+// FileIODirEnumFields holds the fields of the FileIODirEnum family of events,
+// whatever the member type. Members: FileIODirEnumV2, FileIODirEnumV3,
+// FileIODirNotifyV2, FileIODirNotifyV3 (FileIo).
+// A field that not every member carries comes with a HasX field, true when the
+// decoded event had it. Strings and arrays alias the payload the event was decoded
+// from.
+type FileIODirEnumFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see FileIODirEnumKind).
+	Kind FileIODirEnumKind
+	// IrpPtr is carried by every member.
+	IrpPtr uint64
+	// FileObject is carried by every member.
+	FileObject uint64
+	// FileKey is carried by every member.
+	FileKey uint64
+	// HasIssuingThreadId tells whether the event had IssuingThreadId.
+	HasIssuingThreadId bool
+	// IssuingThreadId is carried by FileIODirEnumV3, FileIODirNotifyV3.
+	IssuingThreadId uint32
+	// Length is carried by every member.
+	Length uint32
+	// InfoClass is carried by every member.
+	InfoClass uint32
+	// FileIndex is carried by every member.
+	FileIndex uint32
+	// FileName is carried by every member.
+	FileName UTF16
+	// HasTTID tells whether the event had TTID.
+	HasTTID bool
+	// TTID is carried by FileIODirEnumV2, FileIODirNotifyV2.
+	TTID uint64
+}
+
+// FileIODirEnumEvent is implemented by every member of the FileIODirEnum family
+// (see FileIODirEnumFields).
+type FileIODirEnumEvent interface {
+	Event
+	// FileIODirEnumFields returns the event's fields in the family's form.
+	FileIODirEnumFields() FileIODirEnumFields
+}
+
+// FileIODirEnumFields returns the fields of FileIODirEnum_V2 in the form of the FileIODirEnum family.
+func (e *FileIODirEnumV2) FileIODirEnumFields() FileIODirEnumFields {
+	return FileIODirEnumFields{
+		FileIndex:  e.FileIndex,
+		FileKey:    e.FileKey,
+		FileName:   e.FileName,
+		FileObject: e.FileObject,
+		HasTTID:    true,
+		InfoClass:  e.InfoClass,
+		IrpPtr:     e.IrpPtr,
+		Kind:       KindFileIODirEnum,
+		Length:     e.Length,
+		TTID:       e.TTID,
+	}
+}
+
+// FileIODirEnumFields returns the fields of FileIODirEnum_V3 in the form of the FileIODirEnum family.
+func (e *FileIODirEnumV3) FileIODirEnumFields() FileIODirEnumFields {
+	return FileIODirEnumFields{
+		FileIndex:          e.FileIndex,
+		FileKey:            e.FileKey,
+		FileName:           e.FileName,
+		FileObject:         e.FileObject,
+		HasIssuingThreadId: true,
+		InfoClass:          e.InfoClass,
+		IrpPtr:             e.IrpPtr,
+		IssuingThreadId:    e.IssuingThreadId,
+		Kind:               KindFileIODirEnum,
+		Length:             e.Length,
+	}
+}
+
+// FileIODirEnumFields returns the fields of FileIODirNotify_V2 in the form of the FileIODirEnum family.
+func (e *FileIODirNotifyV2) FileIODirEnumFields() FileIODirEnumFields {
+	return FileIODirEnumFields{
+		FileIndex:  e.FileIndex,
+		FileKey:    e.FileKey,
+		FileName:   e.FileName,
+		FileObject: e.FileObject,
+		HasTTID:    true,
+		InfoClass:  e.InfoClass,
+		IrpPtr:     e.IrpPtr,
+		Kind:       KindFileIODirNotify,
+		Length:     e.Length,
+		TTID:       e.TTID,
+	}
+}
+
+// FileIODirEnumFields returns the fields of FileIODirNotify_V3 in the form of the FileIODirEnum family.
+func (e *FileIODirNotifyV3) FileIODirEnumFields() FileIODirEnumFields {
+	return FileIODirEnumFields{
+		FileIndex:          e.FileIndex,
+		FileKey:            e.FileKey,
+		FileName:           e.FileName,
+		FileObject:         e.FileObject,
+		HasIssuingThreadId: true,
+		InfoClass:          e.InfoClass,
+		IrpPtr:             e.IrpPtr,
+		IssuingThreadId:    e.IssuingThreadId,
+		Kind:               KindFileIODirNotify,
+		Length:             e.Length,
+	}
+}
+
+// FileIOInfoKind tells the events of the FileIOInfo family apart by what they mean
+// (FileIOInfoFields.Kind): by their opcode, or by task and opcode for a standard
+// opcode such as win:Start. The versions of an event are one kind, and so are
+// events of two providers with the same opcode (the runtime's and the rundown's
+// DCStart). The zero value is no kind. Compare it with the constants: their names
+// stay when a newer manifest adds events, their numbers may not.
+type FileIOInfoKind uint8
+
+const (
+	// KindFileIOSetInfo is the kind of FileIOSetInfoV2, FileIOSetInfoV3 (FileIo).
+	KindFileIOSetInfo FileIOInfoKind = 1
+	// KindFileIODelete is the kind of FileIODeleteV2, FileIODeleteV3 (FileIo).
+	KindFileIODelete FileIOInfoKind = 2
+	// KindFileIORename is the kind of FileIORenameV2, FileIORenameV3 (FileIo).
+	KindFileIORename FileIOInfoKind = 3
+	// KindFileIOQueryInfo is the kind of FileIOQueryInfoV2, FileIOQueryInfoV3
+	// (FileIo).
+	KindFileIOQueryInfo FileIOInfoKind = 4
+	// KindFileIOFSControl is the kind of FileIOFSControlV2, FileIOFSControlV3
+	// (FileIo).
+	KindFileIOFSControl FileIOInfoKind = 5
+)
+
+// String returns the kind's name, "FileIOSetInfo", or FileIOInfoKind(0x…) for a value without one.
+func (k FileIOInfoKind) String() string {
+	switch k {
+	case KindFileIOSetInfo:
+		return "FileIOSetInfo"
+	case KindFileIODelete:
+		return "FileIODelete"
+	case KindFileIORename:
+		return "FileIORename"
+	case KindFileIOQueryInfo:
+		return "FileIOQueryInfo"
+	case KindFileIOFSControl:
+		return "FileIOFSControl"
+	}
+	return string(clrimpl.AppendUnknown(nil, "FileIOInfoKind", uint64(k)))
+}
+
+// FileIOInfoFields holds the fields of the FileIOInfo family of events, whatever
+// the member type. Members: FileIOSetInfoV2, FileIOSetInfoV3, FileIODeleteV2,
+// FileIODeleteV3, FileIORenameV2, FileIORenameV3, FileIOQueryInfoV2,
+// FileIOQueryInfoV3, FileIOFSControlV2, FileIOFSControlV3 (FileIo).
+// A field that not every member carries comes with a HasX field, true when the
+// decoded event had it. Strings and arrays alias the payload the event was decoded
+// from.
+type FileIOInfoFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see FileIOInfoKind).
+	Kind FileIOInfoKind
+	// IrpPtr is carried by every member.
+	IrpPtr uint64
+	// FileObject is carried by every member.
+	FileObject uint64
+	// FileKey is carried by every member.
+	FileKey uint64
+	// ExtraInfo is carried by every member.
+	ExtraInfo uint64
+	// HasIssuingThreadId tells whether the event had IssuingThreadId.
+	HasIssuingThreadId bool
+	// IssuingThreadId is carried by FileIOSetInfoV3, FileIODeleteV3,
+	// FileIORenameV3, FileIOQueryInfoV3, FileIOFSControlV3.
+	IssuingThreadId uint32
+	// InfoClass is carried by every member.
+	InfoClass uint32
+	// HasTTID tells whether the event had TTID.
+	HasTTID bool
+	// TTID is carried by FileIOSetInfoV2, FileIODeleteV2, FileIORenameV2,
+	// FileIOQueryInfoV2, FileIOFSControlV2.
+	TTID uint64
+}
+
+// FileIOInfoEvent is implemented by every member of the FileIOInfo family (see
+// FileIOInfoFields).
+type FileIOInfoEvent interface {
+	Event
+	// FileIOInfoFields returns the event's fields in the family's form.
+	FileIOInfoFields() FileIOInfoFields
+}
+
+// FileIOInfoFields returns the fields of FileIOSetInfo_V2 in the form of the FileIOInfo family.
+func (e *FileIOSetInfoV2) FileIOInfoFields() FileIOInfoFields {
+	return FileIOInfoFields{
+		ExtraInfo:  e.ExtraInfo,
+		FileKey:    e.FileKey,
+		FileObject: e.FileObject,
+		HasTTID:    true,
+		InfoClass:  e.InfoClass,
+		IrpPtr:     e.IrpPtr,
+		Kind:       KindFileIOSetInfo,
+		TTID:       e.TTID,
+	}
+}
+
+// FileIOInfoFields returns the fields of FileIOSetInfo_V3 in the form of the FileIOInfo family.
+func (e *FileIOSetInfoV3) FileIOInfoFields() FileIOInfoFields {
+	return FileIOInfoFields{
+		ExtraInfo:          e.ExtraInfo,
+		FileKey:            e.FileKey,
+		FileObject:         e.FileObject,
+		HasIssuingThreadId: true,
+		InfoClass:          e.InfoClass,
+		IrpPtr:             e.IrpPtr,
+		IssuingThreadId:    e.IssuingThreadId,
+		Kind:               KindFileIOSetInfo,
+	}
+}
+
+// FileIOInfoFields returns the fields of FileIODelete_V2 in the form of the FileIOInfo family.
+func (e *FileIODeleteV2) FileIOInfoFields() FileIOInfoFields {
+	return FileIOInfoFields{
+		ExtraInfo:  e.ExtraInfo,
+		FileKey:    e.FileKey,
+		FileObject: e.FileObject,
+		HasTTID:    true,
+		InfoClass:  e.InfoClass,
+		IrpPtr:     e.IrpPtr,
+		Kind:       KindFileIODelete,
+		TTID:       e.TTID,
+	}
+}
+
+// FileIOInfoFields returns the fields of FileIODelete_V3 in the form of the FileIOInfo family.
+func (e *FileIODeleteV3) FileIOInfoFields() FileIOInfoFields {
+	return FileIOInfoFields{
+		ExtraInfo:          e.ExtraInfo,
+		FileKey:            e.FileKey,
+		FileObject:         e.FileObject,
+		HasIssuingThreadId: true,
+		InfoClass:          e.InfoClass,
+		IrpPtr:             e.IrpPtr,
+		IssuingThreadId:    e.IssuingThreadId,
+		Kind:               KindFileIODelete,
+	}
+}
+
+// FileIOInfoFields returns the fields of FileIORename_V2 in the form of the FileIOInfo family.
+func (e *FileIORenameV2) FileIOInfoFields() FileIOInfoFields {
+	return FileIOInfoFields{
+		ExtraInfo:  e.ExtraInfo,
+		FileKey:    e.FileKey,
+		FileObject: e.FileObject,
+		HasTTID:    true,
+		InfoClass:  e.InfoClass,
+		IrpPtr:     e.IrpPtr,
+		Kind:       KindFileIORename,
+		TTID:       e.TTID,
+	}
+}
+
+// FileIOInfoFields returns the fields of FileIORename_V3 in the form of the FileIOInfo family.
+func (e *FileIORenameV3) FileIOInfoFields() FileIOInfoFields {
+	return FileIOInfoFields{
+		ExtraInfo:          e.ExtraInfo,
+		FileKey:            e.FileKey,
+		FileObject:         e.FileObject,
+		HasIssuingThreadId: true,
+		InfoClass:          e.InfoClass,
+		IrpPtr:             e.IrpPtr,
+		IssuingThreadId:    e.IssuingThreadId,
+		Kind:               KindFileIORename,
+	}
+}
+
+// FileIOInfoFields returns the fields of FileIOQueryInfo_V2 in the form of the FileIOInfo family.
+func (e *FileIOQueryInfoV2) FileIOInfoFields() FileIOInfoFields {
+	return FileIOInfoFields{
+		ExtraInfo:  e.ExtraInfo,
+		FileKey:    e.FileKey,
+		FileObject: e.FileObject,
+		HasTTID:    true,
+		InfoClass:  e.InfoClass,
+		IrpPtr:     e.IrpPtr,
+		Kind:       KindFileIOQueryInfo,
+		TTID:       e.TTID,
+	}
+}
+
+// FileIOInfoFields returns the fields of FileIOQueryInfo_V3 in the form of the FileIOInfo family.
+func (e *FileIOQueryInfoV3) FileIOInfoFields() FileIOInfoFields {
+	return FileIOInfoFields{
+		ExtraInfo:          e.ExtraInfo,
+		FileKey:            e.FileKey,
+		FileObject:         e.FileObject,
+		HasIssuingThreadId: true,
+		InfoClass:          e.InfoClass,
+		IrpPtr:             e.IrpPtr,
+		IssuingThreadId:    e.IssuingThreadId,
+		Kind:               KindFileIOQueryInfo,
+	}
+}
+
+// FileIOInfoFields returns the fields of FileIOFSControl_V2 in the form of the FileIOInfo family.
+func (e *FileIOFSControlV2) FileIOInfoFields() FileIOInfoFields {
+	return FileIOInfoFields{
+		ExtraInfo:  e.ExtraInfo,
+		FileKey:    e.FileKey,
+		FileObject: e.FileObject,
+		HasTTID:    true,
+		InfoClass:  e.InfoClass,
+		IrpPtr:     e.IrpPtr,
+		Kind:       KindFileIOFSControl,
+		TTID:       e.TTID,
+	}
+}
+
+// FileIOInfoFields returns the fields of FileIOFSControl_V3 in the form of the FileIOInfo family.
+func (e *FileIOFSControlV3) FileIOInfoFields() FileIOInfoFields {
+	return FileIOInfoFields{
+		ExtraInfo:          e.ExtraInfo,
+		FileKey:            e.FileKey,
+		FileObject:         e.FileObject,
+		HasIssuingThreadId: true,
+		InfoClass:          e.InfoClass,
+		IrpPtr:             e.IrpPtr,
+		IssuingThreadId:    e.IssuingThreadId,
+		Kind:               KindFileIOFSControl,
+	}
+}
+
 // FileIONameKind tells the events of the FileIOName family apart by what they mean
 // (FileIONameFields.Kind): by their opcode, or by task and opcode for a standard
 // opcode such as win:Start. The versions of an event are one kind, and so are
@@ -666,6 +1084,308 @@ func (e *FileIOFileRundownV2) FileIONameFields() FileIONameFields {
 		FileName:   e.FileName,
 		FileObject: e.FileObject,
 		Kind:       KindFileIOFileRundown,
+	}
+}
+
+// FileIOOpEndFields holds the fields of the FileIOOpEnd family of events, whatever
+// the member type. Members: FileIOOperationEndV2, FileIOOperationEndV3 (FileIo).
+// A field that not every member carries comes with a HasX field, true when the
+// decoded event had it. Strings and arrays alias the payload the event was decoded
+// from.
+type FileIOOpEndFields struct {
+	// IrpPtr is carried by every member.
+	IrpPtr uint64
+	// ExtraInfo is carried by every member.
+	ExtraInfo uint64
+	// NtStatus is carried by every member.
+	NtStatus int32
+}
+
+// FileIOOpEndEvent is implemented by every member of the FileIOOpEnd family (see
+// FileIOOpEndFields).
+type FileIOOpEndEvent interface {
+	Event
+	// FileIOOpEndFields returns the event's fields in the family's form.
+	FileIOOpEndFields() FileIOOpEndFields
+}
+
+// FileIOOpEndFields returns the fields of FileIOOperationEnd_V2 in the form of the FileIOOpEnd family.
+func (e *FileIOOperationEndV2) FileIOOpEndFields() FileIOOpEndFields {
+	return FileIOOpEndFields{
+		ExtraInfo: e.ExtraInfo,
+		IrpPtr:    e.IrpPtr,
+		NtStatus:  e.NtStatus,
+	}
+}
+
+// FileIOOpEndFields returns the fields of FileIOOperationEnd_V3 in the form of the FileIOOpEnd family.
+func (e *FileIOOperationEndV3) FileIOOpEndFields() FileIOOpEndFields {
+	return FileIOOpEndFields{
+		ExtraInfo: e.ExtraInfo,
+		IrpPtr:    e.IrpPtr,
+		NtStatus:  e.NtStatus,
+	}
+}
+
+// FileIOReadWriteKind tells the events of the FileIOReadWrite family apart by what
+// they mean (FileIOReadWriteFields.Kind): by their opcode, or by task and opcode
+// for a standard opcode such as win:Start. The versions of an event are one kind,
+// and so are events of two providers with the same opcode (the runtime's and the
+// rundown's DCStart). The zero value is no kind. Compare it with the constants:
+// their names stay when a newer manifest adds events, their numbers may not.
+type FileIOReadWriteKind uint8
+
+const (
+	// KindFileIORead is the kind of FileIOReadV2, FileIOReadV3 (FileIo).
+	KindFileIORead FileIOReadWriteKind = 1
+	// KindFileIOWrite is the kind of FileIOWriteV2, FileIOWriteV3 (FileIo).
+	KindFileIOWrite FileIOReadWriteKind = 2
+)
+
+// String returns the kind's name, "FileIORead", or FileIOReadWriteKind(0x…) for a value without one.
+func (k FileIOReadWriteKind) String() string {
+	switch k {
+	case KindFileIORead:
+		return "FileIORead"
+	case KindFileIOWrite:
+		return "FileIOWrite"
+	}
+	return string(clrimpl.AppendUnknown(nil, "FileIOReadWriteKind", uint64(k)))
+}
+
+// FileIOReadWriteFields holds the fields of the FileIOReadWrite family of events,
+// whatever the member type. Members: FileIOReadV2, FileIOReadV3, FileIOWriteV2,
+// FileIOWriteV3 (FileIo).
+// A field that not every member carries comes with a HasX field, true when the
+// decoded event had it. Strings and arrays alias the payload the event was decoded
+// from.
+type FileIOReadWriteFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see FileIOReadWriteKind).
+	Kind FileIOReadWriteKind
+	// Offset is carried by every member.
+	Offset uint64
+	// IrpPtr is carried by every member.
+	IrpPtr uint64
+	// FileObject is carried by every member.
+	FileObject uint64
+	// FileKey is carried by every member.
+	FileKey uint64
+	// HasIssuingThreadId tells whether the event had IssuingThreadId.
+	HasIssuingThreadId bool
+	// IssuingThreadId is carried by FileIOReadV3, FileIOWriteV3.
+	IssuingThreadId uint32
+	// IoSize is carried by every member.
+	IoSize uint32
+	// IoFlags is carried by every member.
+	IoFlags uint32
+	// HasTTID tells whether the event had TTID.
+	HasTTID bool
+	// TTID is carried by FileIOReadV2, FileIOWriteV2.
+	TTID uint64
+}
+
+// FileIOReadWriteEvent is implemented by every member of the FileIOReadWrite
+// family (see FileIOReadWriteFields).
+type FileIOReadWriteEvent interface {
+	Event
+	// FileIOReadWriteFields returns the event's fields in the family's form.
+	FileIOReadWriteFields() FileIOReadWriteFields
+}
+
+// FileIOReadWriteFields returns the fields of FileIORead_V2 in the form of the FileIOReadWrite family.
+func (e *FileIOReadV2) FileIOReadWriteFields() FileIOReadWriteFields {
+	return FileIOReadWriteFields{
+		FileKey:    e.FileKey,
+		FileObject: e.FileObject,
+		HasTTID:    true,
+		IoFlags:    e.IoFlags,
+		IoSize:     e.IoSize,
+		IrpPtr:     e.IrpPtr,
+		Kind:       KindFileIORead,
+		Offset:     e.Offset,
+		TTID:       e.TTID,
+	}
+}
+
+// FileIOReadWriteFields returns the fields of FileIORead_V3 in the form of the FileIOReadWrite family.
+func (e *FileIOReadV3) FileIOReadWriteFields() FileIOReadWriteFields {
+	return FileIOReadWriteFields{
+		FileKey:            e.FileKey,
+		FileObject:         e.FileObject,
+		HasIssuingThreadId: true,
+		IoFlags:            e.IoFlags,
+		IoSize:             e.IoSize,
+		IrpPtr:             e.IrpPtr,
+		IssuingThreadId:    e.IssuingThreadId,
+		Kind:               KindFileIORead,
+		Offset:             e.Offset,
+	}
+}
+
+// FileIOReadWriteFields returns the fields of FileIOWrite_V2 in the form of the FileIOReadWrite family.
+func (e *FileIOWriteV2) FileIOReadWriteFields() FileIOReadWriteFields {
+	return FileIOReadWriteFields{
+		FileKey:    e.FileKey,
+		FileObject: e.FileObject,
+		HasTTID:    true,
+		IoFlags:    e.IoFlags,
+		IoSize:     e.IoSize,
+		IrpPtr:     e.IrpPtr,
+		Kind:       KindFileIOWrite,
+		Offset:     e.Offset,
+		TTID:       e.TTID,
+	}
+}
+
+// FileIOReadWriteFields returns the fields of FileIOWrite_V3 in the form of the FileIOReadWrite family.
+func (e *FileIOWriteV3) FileIOReadWriteFields() FileIOReadWriteFields {
+	return FileIOReadWriteFields{
+		FileKey:            e.FileKey,
+		FileObject:         e.FileObject,
+		HasIssuingThreadId: true,
+		IoFlags:            e.IoFlags,
+		IoSize:             e.IoSize,
+		IrpPtr:             e.IrpPtr,
+		IssuingThreadId:    e.IssuingThreadId,
+		Kind:               KindFileIOWrite,
+		Offset:             e.Offset,
+	}
+}
+
+// FileIOSimpleOpKind tells the events of the FileIOSimpleOp family apart by what
+// they mean (FileIOSimpleOpFields.Kind): by their opcode, or by task and opcode
+// for a standard opcode such as win:Start. The versions of an event are one kind,
+// and so are events of two providers with the same opcode (the runtime's and the
+// rundown's DCStart). The zero value is no kind. Compare it with the constants:
+// their names stay when a newer manifest adds events, their numbers may not.
+type FileIOSimpleOpKind uint8
+
+const (
+	// KindFileIOCleanup is the kind of FileIOCleanupV2, FileIOCleanupV3 (FileIo).
+	KindFileIOCleanup FileIOSimpleOpKind = 1
+	// KindFileIOClose is the kind of FileIOCloseV2, FileIOCloseV3 (FileIo).
+	KindFileIOClose FileIOSimpleOpKind = 2
+	// KindFileIOFlush is the kind of FileIOFlushV2, FileIOFlushV3 (FileIo).
+	KindFileIOFlush FileIOSimpleOpKind = 3
+)
+
+// String returns the kind's name, "FileIOCleanup", or FileIOSimpleOpKind(0x…) for a value without one.
+func (k FileIOSimpleOpKind) String() string {
+	switch k {
+	case KindFileIOCleanup:
+		return "FileIOCleanup"
+	case KindFileIOClose:
+		return "FileIOClose"
+	case KindFileIOFlush:
+		return "FileIOFlush"
+	}
+	return string(clrimpl.AppendUnknown(nil, "FileIOSimpleOpKind", uint64(k)))
+}
+
+// FileIOSimpleOpFields holds the fields of the FileIOSimpleOp family of events,
+// whatever the member type. Members: FileIOCleanupV2, FileIOCleanupV3,
+// FileIOCloseV2, FileIOCloseV3, FileIOFlushV2, FileIOFlushV3 (FileIo).
+// A field that not every member carries comes with a HasX field, true when the
+// decoded event had it. Strings and arrays alias the payload the event was decoded
+// from.
+type FileIOSimpleOpFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see FileIOSimpleOpKind).
+	Kind FileIOSimpleOpKind
+	// IrpPtr is carried by every member.
+	IrpPtr uint64
+	// FileObject is carried by every member.
+	FileObject uint64
+	// FileKey is carried by every member.
+	FileKey uint64
+	// HasIssuingThreadId tells whether the event had IssuingThreadId.
+	HasIssuingThreadId bool
+	// IssuingThreadId is carried by FileIOCleanupV3, FileIOCloseV3, FileIOFlushV3.
+	IssuingThreadId uint32
+	// HasTTID tells whether the event had TTID.
+	HasTTID bool
+	// TTID is carried by FileIOCleanupV2, FileIOCloseV2, FileIOFlushV2.
+	TTID uint64
+}
+
+// FileIOSimpleOpEvent is implemented by every member of the FileIOSimpleOp family
+// (see FileIOSimpleOpFields).
+type FileIOSimpleOpEvent interface {
+	Event
+	// FileIOSimpleOpFields returns the event's fields in the family's form.
+	FileIOSimpleOpFields() FileIOSimpleOpFields
+}
+
+// FileIOSimpleOpFields returns the fields of FileIOCleanup_V2 in the form of the FileIOSimpleOp family.
+func (e *FileIOCleanupV2) FileIOSimpleOpFields() FileIOSimpleOpFields {
+	return FileIOSimpleOpFields{
+		FileKey:    e.FileKey,
+		FileObject: e.FileObject,
+		HasTTID:    true,
+		IrpPtr:     e.IrpPtr,
+		Kind:       KindFileIOCleanup,
+		TTID:       e.TTID,
+	}
+}
+
+// FileIOSimpleOpFields returns the fields of FileIOCleanup_V3 in the form of the FileIOSimpleOp family.
+func (e *FileIOCleanupV3) FileIOSimpleOpFields() FileIOSimpleOpFields {
+	return FileIOSimpleOpFields{
+		FileKey:            e.FileKey,
+		FileObject:         e.FileObject,
+		HasIssuingThreadId: true,
+		IrpPtr:             e.IrpPtr,
+		IssuingThreadId:    e.IssuingThreadId,
+		Kind:               KindFileIOCleanup,
+	}
+}
+
+// FileIOSimpleOpFields returns the fields of FileIOClose_V2 in the form of the FileIOSimpleOp family.
+func (e *FileIOCloseV2) FileIOSimpleOpFields() FileIOSimpleOpFields {
+	return FileIOSimpleOpFields{
+		FileKey:    e.FileKey,
+		FileObject: e.FileObject,
+		HasTTID:    true,
+		IrpPtr:     e.IrpPtr,
+		Kind:       KindFileIOClose,
+		TTID:       e.TTID,
+	}
+}
+
+// FileIOSimpleOpFields returns the fields of FileIOClose_V3 in the form of the FileIOSimpleOp family.
+func (e *FileIOCloseV3) FileIOSimpleOpFields() FileIOSimpleOpFields {
+	return FileIOSimpleOpFields{
+		FileKey:            e.FileKey,
+		FileObject:         e.FileObject,
+		HasIssuingThreadId: true,
+		IrpPtr:             e.IrpPtr,
+		IssuingThreadId:    e.IssuingThreadId,
+		Kind:               KindFileIOClose,
+	}
+}
+
+// FileIOSimpleOpFields returns the fields of FileIOFlush_V2 in the form of the FileIOSimpleOp family.
+func (e *FileIOFlushV2) FileIOSimpleOpFields() FileIOSimpleOpFields {
+	return FileIOSimpleOpFields{
+		FileKey:    e.FileKey,
+		FileObject: e.FileObject,
+		HasTTID:    true,
+		IrpPtr:     e.IrpPtr,
+		Kind:       KindFileIOFlush,
+		TTID:       e.TTID,
+	}
+}
+
+// FileIOSimpleOpFields returns the fields of FileIOFlush_V3 in the form of the FileIOSimpleOp family.
+func (e *FileIOFlushV3) FileIOSimpleOpFields() FileIOSimpleOpFields {
+	return FileIOSimpleOpFields{
+		FileKey:            e.FileKey,
+		FileObject:         e.FileObject,
+		HasIssuingThreadId: true,
+		IrpPtr:             e.IrpPtr,
+		IssuingThreadId:    e.IssuingThreadId,
+		Kind:               KindFileIOFlush,
 	}
 }
 
@@ -1223,6 +1943,350 @@ func (e *ProcessPerfCtrRundownV2) ProcessCountersFields() ProcessCountersFields 
 		Reserved:                   e.Reserved,
 		VirtualSize:                e.VirtualSize,
 		WorkingSetSize:             e.WorkingSetSize,
+	}
+}
+
+// RegistryKind tells the events of the Registry family apart by what they mean
+// (RegistryFields.Kind): by their opcode, or by task and opcode for a standard
+// opcode such as win:Start. The versions of an event are one kind, and so are
+// events of two providers with the same opcode (the runtime's and the rundown's
+// DCStart). The zero value is no kind. Compare it with the constants: their names
+// stay when a newer manifest adds events, their numbers may not.
+type RegistryKind uint8
+
+const (
+	// KindRegistryCreate is the kind of RegistryCreateV2 (Registry).
+	KindRegistryCreate RegistryKind = 1
+	// KindRegistryOpen is the kind of RegistryOpenV2 (Registry).
+	KindRegistryOpen RegistryKind = 2
+	// KindRegistryDelete is the kind of RegistryDeleteV2 (Registry).
+	KindRegistryDelete RegistryKind = 3
+	// KindRegistryQuery is the kind of RegistryQueryV2 (Registry).
+	KindRegistryQuery RegistryKind = 4
+	// KindRegistrySetValue is the kind of RegistrySetValueV2 (Registry).
+	KindRegistrySetValue RegistryKind = 5
+	// KindRegistryDeleteValue is the kind of RegistryDeleteValueV2 (Registry).
+	KindRegistryDeleteValue RegistryKind = 6
+	// KindRegistryQueryValue is the kind of RegistryQueryValueV2 (Registry).
+	KindRegistryQueryValue RegistryKind = 7
+	// KindRegistryEnumerateKey is the kind of RegistryEnumerateKeyV2 (Registry).
+	KindRegistryEnumerateKey RegistryKind = 8
+	// KindRegistryEnumerateValueKey is the kind of RegistryEnumerateValueKeyV2
+	// (Registry).
+	KindRegistryEnumerateValueKey RegistryKind = 9
+	// KindRegistryQueryMultipleValue is the kind of RegistryQueryMultipleValueV2
+	// (Registry).
+	KindRegistryQueryMultipleValue RegistryKind = 10
+	// KindRegistrySetInformation is the kind of RegistrySetInformationV2
+	// (Registry).
+	KindRegistrySetInformation RegistryKind = 11
+	// KindRegistryFlush is the kind of RegistryFlushV2 (Registry).
+	KindRegistryFlush RegistryKind = 12
+	// KindRegistryKCBCreate is the kind of RegistryKCBCreateV2 (Registry).
+	KindRegistryKCBCreate RegistryKind = 13
+	// KindRegistryKCBDelete is the kind of RegistryKCBDeleteV2 (Registry).
+	KindRegistryKCBDelete RegistryKind = 14
+	// KindRegistryKCBRundownBegin is the kind of RegistryKCBRundownBeginV2
+	// (Registry).
+	KindRegistryKCBRundownBegin RegistryKind = 15
+	// KindRegistryKCBRundownEnd is the kind of RegistryKCBRundownEndV2 (Registry).
+	KindRegistryKCBRundownEnd RegistryKind = 16
+	// KindRegistryVirtualize is the kind of RegistryVirtualizeV2 (Registry).
+	KindRegistryVirtualize RegistryKind = 17
+	// KindRegistryClose is the kind of RegistryCloseV2 (Registry).
+	KindRegistryClose RegistryKind = 18
+)
+
+// String returns the kind's name, "RegistryCreate", or RegistryKind(0x…) for a value without one.
+func (k RegistryKind) String() string {
+	switch k {
+	case KindRegistryCreate:
+		return "RegistryCreate"
+	case KindRegistryOpen:
+		return "RegistryOpen"
+	case KindRegistryDelete:
+		return "RegistryDelete"
+	case KindRegistryQuery:
+		return "RegistryQuery"
+	case KindRegistrySetValue:
+		return "RegistrySetValue"
+	case KindRegistryDeleteValue:
+		return "RegistryDeleteValue"
+	case KindRegistryQueryValue:
+		return "RegistryQueryValue"
+	case KindRegistryEnumerateKey:
+		return "RegistryEnumerateKey"
+	case KindRegistryEnumerateValueKey:
+		return "RegistryEnumerateValueKey"
+	case KindRegistryQueryMultipleValue:
+		return "RegistryQueryMultipleValue"
+	case KindRegistrySetInformation:
+		return "RegistrySetInformation"
+	case KindRegistryFlush:
+		return "RegistryFlush"
+	case KindRegistryKCBCreate:
+		return "RegistryKCBCreate"
+	case KindRegistryKCBDelete:
+		return "RegistryKCBDelete"
+	case KindRegistryKCBRundownBegin:
+		return "RegistryKCBRundownBegin"
+	case KindRegistryKCBRundownEnd:
+		return "RegistryKCBRundownEnd"
+	case KindRegistryVirtualize:
+		return "RegistryVirtualize"
+	case KindRegistryClose:
+		return "RegistryClose"
+	}
+	return string(clrimpl.AppendUnknown(nil, "RegistryKind", uint64(k)))
+}
+
+// RegistryFields holds the fields of the Registry family of events, whatever the
+// member type. Members: RegistryCreateV2, RegistryOpenV2, RegistryDeleteV2,
+// RegistryQueryV2, RegistrySetValueV2, RegistryDeleteValueV2,
+// RegistryQueryValueV2, RegistryEnumerateKeyV2, RegistryEnumerateValueKeyV2,
+// RegistryQueryMultipleValueV2, RegistrySetInformationV2, RegistryFlushV2,
+// RegistryKCBCreateV2, RegistryKCBDeleteV2, RegistryKCBRundownBeginV2,
+// RegistryKCBRundownEndV2, RegistryVirtualizeV2, RegistryCloseV2 (Registry).
+// A field that not every member carries comes with a HasX field, true when the
+// decoded event had it. Strings and arrays alias the payload the event was decoded
+// from.
+type RegistryFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see RegistryKind).
+	Kind RegistryKind
+	// InitialTime is carried by every member.
+	InitialTime int64
+	// Status is carried by every member.
+	Status uint32
+	// Index is carried by every member.
+	Index uint32
+	// KeyHandle is carried by every member.
+	KeyHandle uint64
+	// KeyName is carried by every member.
+	KeyName UTF16
+}
+
+// RegistryEvent is implemented by every member of the Registry family (see
+// RegistryFields).
+type RegistryEvent interface {
+	Event
+	// RegistryFields returns the event's fields in the family's form.
+	RegistryFields() RegistryFields
+}
+
+// RegistryFields returns the fields of RegistryCreate_V2 in the form of the Registry family.
+func (e *RegistryCreateV2) RegistryFields() RegistryFields {
+	return RegistryFields{
+		Index:       e.Index,
+		InitialTime: e.InitialTime,
+		KeyHandle:   e.KeyHandle,
+		KeyName:     e.KeyName,
+		Kind:        KindRegistryCreate,
+		Status:      e.Status,
+	}
+}
+
+// RegistryFields returns the fields of RegistryOpen_V2 in the form of the Registry family.
+func (e *RegistryOpenV2) RegistryFields() RegistryFields {
+	return RegistryFields{
+		Index:       e.Index,
+		InitialTime: e.InitialTime,
+		KeyHandle:   e.KeyHandle,
+		KeyName:     e.KeyName,
+		Kind:        KindRegistryOpen,
+		Status:      e.Status,
+	}
+}
+
+// RegistryFields returns the fields of RegistryDelete_V2 in the form of the Registry family.
+func (e *RegistryDeleteV2) RegistryFields() RegistryFields {
+	return RegistryFields{
+		Index:       e.Index,
+		InitialTime: e.InitialTime,
+		KeyHandle:   e.KeyHandle,
+		KeyName:     e.KeyName,
+		Kind:        KindRegistryDelete,
+		Status:      e.Status,
+	}
+}
+
+// RegistryFields returns the fields of RegistryQuery_V2 in the form of the Registry family.
+func (e *RegistryQueryV2) RegistryFields() RegistryFields {
+	return RegistryFields{
+		Index:       e.Index,
+		InitialTime: e.InitialTime,
+		KeyHandle:   e.KeyHandle,
+		KeyName:     e.KeyName,
+		Kind:        KindRegistryQuery,
+		Status:      e.Status,
+	}
+}
+
+// RegistryFields returns the fields of RegistrySetValue_V2 in the form of the Registry family.
+func (e *RegistrySetValueV2) RegistryFields() RegistryFields {
+	return RegistryFields{
+		Index:       e.Index,
+		InitialTime: e.InitialTime,
+		KeyHandle:   e.KeyHandle,
+		KeyName:     e.KeyName,
+		Kind:        KindRegistrySetValue,
+		Status:      e.Status,
+	}
+}
+
+// RegistryFields returns the fields of RegistryDeleteValue_V2 in the form of the Registry family.
+func (e *RegistryDeleteValueV2) RegistryFields() RegistryFields {
+	return RegistryFields{
+		Index:       e.Index,
+		InitialTime: e.InitialTime,
+		KeyHandle:   e.KeyHandle,
+		KeyName:     e.KeyName,
+		Kind:        KindRegistryDeleteValue,
+		Status:      e.Status,
+	}
+}
+
+// RegistryFields returns the fields of RegistryQueryValue_V2 in the form of the Registry family.
+func (e *RegistryQueryValueV2) RegistryFields() RegistryFields {
+	return RegistryFields{
+		Index:       e.Index,
+		InitialTime: e.InitialTime,
+		KeyHandle:   e.KeyHandle,
+		KeyName:     e.KeyName,
+		Kind:        KindRegistryQueryValue,
+		Status:      e.Status,
+	}
+}
+
+// RegistryFields returns the fields of RegistryEnumerateKey_V2 in the form of the Registry family.
+func (e *RegistryEnumerateKeyV2) RegistryFields() RegistryFields {
+	return RegistryFields{
+		Index:       e.Index,
+		InitialTime: e.InitialTime,
+		KeyHandle:   e.KeyHandle,
+		KeyName:     e.KeyName,
+		Kind:        KindRegistryEnumerateKey,
+		Status:      e.Status,
+	}
+}
+
+// RegistryFields returns the fields of RegistryEnumerateValueKey_V2 in the form of the Registry family.
+func (e *RegistryEnumerateValueKeyV2) RegistryFields() RegistryFields {
+	return RegistryFields{
+		Index:       e.Index,
+		InitialTime: e.InitialTime,
+		KeyHandle:   e.KeyHandle,
+		KeyName:     e.KeyName,
+		Kind:        KindRegistryEnumerateValueKey,
+		Status:      e.Status,
+	}
+}
+
+// RegistryFields returns the fields of RegistryQueryMultipleValue_V2 in the form of the Registry family.
+func (e *RegistryQueryMultipleValueV2) RegistryFields() RegistryFields {
+	return RegistryFields{
+		Index:       e.Index,
+		InitialTime: e.InitialTime,
+		KeyHandle:   e.KeyHandle,
+		KeyName:     e.KeyName,
+		Kind:        KindRegistryQueryMultipleValue,
+		Status:      e.Status,
+	}
+}
+
+// RegistryFields returns the fields of RegistrySetInformation_V2 in the form of the Registry family.
+func (e *RegistrySetInformationV2) RegistryFields() RegistryFields {
+	return RegistryFields{
+		Index:       e.Index,
+		InitialTime: e.InitialTime,
+		KeyHandle:   e.KeyHandle,
+		KeyName:     e.KeyName,
+		Kind:        KindRegistrySetInformation,
+		Status:      e.Status,
+	}
+}
+
+// RegistryFields returns the fields of RegistryFlush_V2 in the form of the Registry family.
+func (e *RegistryFlushV2) RegistryFields() RegistryFields {
+	return RegistryFields{
+		Index:       e.Index,
+		InitialTime: e.InitialTime,
+		KeyHandle:   e.KeyHandle,
+		KeyName:     e.KeyName,
+		Kind:        KindRegistryFlush,
+		Status:      e.Status,
+	}
+}
+
+// RegistryFields returns the fields of RegistryKCBCreate_V2 in the form of the Registry family.
+func (e *RegistryKCBCreateV2) RegistryFields() RegistryFields {
+	return RegistryFields{
+		Index:       e.Index,
+		InitialTime: e.InitialTime,
+		KeyHandle:   e.KeyHandle,
+		KeyName:     e.KeyName,
+		Kind:        KindRegistryKCBCreate,
+		Status:      e.Status,
+	}
+}
+
+// RegistryFields returns the fields of RegistryKCBDelete_V2 in the form of the Registry family.
+func (e *RegistryKCBDeleteV2) RegistryFields() RegistryFields {
+	return RegistryFields{
+		Index:       e.Index,
+		InitialTime: e.InitialTime,
+		KeyHandle:   e.KeyHandle,
+		KeyName:     e.KeyName,
+		Kind:        KindRegistryKCBDelete,
+		Status:      e.Status,
+	}
+}
+
+// RegistryFields returns the fields of RegistryKCBRundownBegin_V2 in the form of the Registry family.
+func (e *RegistryKCBRundownBeginV2) RegistryFields() RegistryFields {
+	return RegistryFields{
+		Index:       e.Index,
+		InitialTime: e.InitialTime,
+		KeyHandle:   e.KeyHandle,
+		KeyName:     e.KeyName,
+		Kind:        KindRegistryKCBRundownBegin,
+		Status:      e.Status,
+	}
+}
+
+// RegistryFields returns the fields of RegistryKCBRundownEnd_V2 in the form of the Registry family.
+func (e *RegistryKCBRundownEndV2) RegistryFields() RegistryFields {
+	return RegistryFields{
+		Index:       e.Index,
+		InitialTime: e.InitialTime,
+		KeyHandle:   e.KeyHandle,
+		KeyName:     e.KeyName,
+		Kind:        KindRegistryKCBRundownEnd,
+		Status:      e.Status,
+	}
+}
+
+// RegistryFields returns the fields of RegistryVirtualize_V2 in the form of the Registry family.
+func (e *RegistryVirtualizeV2) RegistryFields() RegistryFields {
+	return RegistryFields{
+		Index:       e.Index,
+		InitialTime: e.InitialTime,
+		KeyHandle:   e.KeyHandle,
+		KeyName:     e.KeyName,
+		Kind:        KindRegistryVirtualize,
+		Status:      e.Status,
+	}
+}
+
+// RegistryFields returns the fields of RegistryClose_V2 in the form of the Registry family.
+func (e *RegistryCloseV2) RegistryFields() RegistryFields {
+	return RegistryFields{
+		Index:       e.Index,
+		InitialTime: e.InitialTime,
+		KeyHandle:   e.KeyHandle,
+		KeyName:     e.KeyName,
+		Kind:        KindRegistryClose,
+		Status:      e.Status,
 	}
 }
 

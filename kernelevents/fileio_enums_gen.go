@@ -34,4 +34,32 @@ const (
 	FileIoOpcodeFileIOFileIOFileDelete Opcode = 35
 	// FileIOFileRundown opcode of task FileIO.
 	FileIoOpcodeFileIOFileIOFileRundown Opcode = 36
+	// FileIOCreate opcode of task FileIO.
+	FileIoOpcodeFileIOFileIOCreate Opcode = 64
+	// FileIOCleanup opcode of task FileIO.
+	FileIoOpcodeFileIOFileIOCleanup Opcode = 65
+	// FileIOClose opcode of task FileIO.
+	FileIoOpcodeFileIOFileIOClose Opcode = 66
+	// FileIORead opcode of task FileIO.
+	FileIoOpcodeFileIOFileIORead Opcode = 67
+	// FileIOWrite opcode of task FileIO.
+	FileIoOpcodeFileIOFileIOWrite Opcode = 68
+	// FileIOSetInfo opcode of task FileIO.
+	FileIoOpcodeFileIOFileIOSetInfo Opcode = 69
+	// FileIODelete opcode of task FileIO.
+	FileIoOpcodeFileIOFileIODelete Opcode = 70
+	// FileIORename opcode of task FileIO.
+	FileIoOpcodeFileIOFileIORename Opcode = 71
+	// FileIODirEnum opcode of task FileIO.
+	FileIoOpcodeFileIOFileIODirEnum Opcode = 72
+	// FileIOFlush opcode of task FileIO.
+	FileIoOpcodeFileIOFileIOFlush Opcode = 73
+	// FileIOQueryInfo opcode of task FileIO.
+	FileIoOpcodeFileIOFileIOQueryInfo Opcode = 74
+	// FileIOFSControl opcode of task FileIO.
+	FileIoOpcodeFileIOFileIOFSControl Opcode = 75
+	// FileIOOperationEnd opcode of task FileIO.
+	FileIoOpcodeFileIOFileIOOperationEnd Opcode = 76
+	// FileIODirNotify opcode of task FileIO.
+	FileIoOpcodeFileIOFileIODirNotify Opcode = 77
 )

@@ -6,6 +6,7 @@ package kernelevents
 import (
 	"encoding/binary"
 	clrimpl "github.com/clrgo/clrevents/clrimpl"
+	"strconv"
 )
 
 // FileIONameV2 is the payload of FileIOName_V2: event 0 version 2 of FileIo.
@@ -570,4 +571,5104 @@ var descFileIOFileRundownV2 = clrimpl.Descriptor{
 // fieldsFileIOFileRundownV2 writes the fields of FileIOFileRundown_V2 payloads (its Descriptor's Fields).
 var fieldsFileIOFileRundownV2 = clrimpl.EventFields{New: func() clrimpl.Event {
 	return new(FileIOFileRundownV2)
+}}
+
+// FileIOCreateV2 is the payload of FileIOCreate_V2: event 64 version 2 of FileIo.
+// Task FileIO (0), opcode FileIOCreate (64).
+// Template FileIOCreate_V2. Its layout depends on the pointer size.
+type FileIOCreateV2 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// TTID is win:Pointer, pointer-sized on the wire.
+	TTID uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// CreateOptions is win:UInt32 (win:HexInt32).
+	CreateOptions uint32
+	// FileAttributes is win:UInt32 (win:HexInt32).
+	FileAttributes uint32
+	// ShareAccess is win:UInt32 (win:HexInt32).
+	ShareAccess uint32
+	// FileName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
+	FileName UTF16
+}
+
+// Info describes FileIOCreate_V2.
+func (*FileIOCreateV2) Info() *EventInfo {
+	return &infoFileIOCreateV2
+}
+
+// Descriptor describes FileIOCreate_V2, as readers of any generated package see it.
+func (*FileIOCreateV2) Descriptor() *clrimpl.Descriptor {
+	return &descFileIOCreateV2
+}
+
+// Decode reads a FileIOCreate_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIOCreateV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIOCreate_V2", "", 0, ErrPointerSize)
+	}
+	var off int
+	if ptrSize == 8 {
+		if len(b) < 36 {
+			return 0, shortPrefix("FileIOCreate_V2", len(b), ptrSize, endsFileIOCreateV2)
+		}
+		_ = b[35]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.TTID = binary.LittleEndian.Uint64(b[8:])
+		e.FileObject = binary.LittleEndian.Uint64(b[16:])
+		e.CreateOptions = binary.LittleEndian.Uint32(b[24:])
+		e.FileAttributes = binary.LittleEndian.Uint32(b[28:])
+		e.ShareAccess = binary.LittleEndian.Uint32(b[32:])
+		off = 36
+	} else {
+		if len(b) < 24 {
+			return 0, shortPrefix("FileIOCreate_V2", len(b), ptrSize, endsFileIOCreateV2)
+		}
+		_ = b[23]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.TTID = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.CreateOptions = binary.LittleEndian.Uint32(b[12:])
+		e.FileAttributes = binary.LittleEndian.Uint32(b[16:])
+		e.ShareAccess = binary.LittleEndian.Uint32(b[20:])
+		off = 24
+	}
+	{
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
+		if !ok {
+			return 0, decodeError("FileIOCreate_V2", "FileName", off, ErrUnterminatedString)
+		}
+		e.FileName = s
+		off = next
+	}
+	return off, nil
+}
+
+// endsFileIOCreateV2 is where the fixed fields of FileIOCreate_V2 end, for the error of a short payload.
+var endsFileIOCreateV2 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "TTID", Bytes: 0, Ptrs: 2},
+	{Name: "FileObject", Bytes: 0, Ptrs: 3},
+	{Name: "CreateOptions", Bytes: 4, Ptrs: 3},
+	{Name: "FileAttributes", Bytes: 8, Ptrs: 3},
+	{Name: "ShareAccess", Bytes: 12, Ptrs: 3},
+}
+
+// Encode appends the FileIOCreate_V2 wire form for the pointer size.
+func (e *FileIOCreateV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.TTID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.CreateOptions))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FileAttributes))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ShareAccess))
+	dst = clrimpl.AppendUTF16Z(dst, e.FileName)
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIOCreateV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"CreateOptions\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.CreateOptions))
+	dst = append(dst, ",\"FileAttributes\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileAttributes))
+	dst = append(dst, ",\"ShareAccess\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ShareAccess))
+	dst = append(dst, ",\"FileName\":"...)
+	dst = e.FileName.AppendJSON(dst)
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIOCreateV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " CreateOptions="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.CreateOptions))
+	dst = append(dst, " FileAttributes="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileAttributes))
+	dst = append(dst, " ShareAccess="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ShareAccess))
+	dst = append(dst, " FileName="...)
+	dst = e.FileName.AppendJSON(dst)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIOCreateV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.CreateOptions))
+	a.Uint(uint64(e.FileAttributes))
+	a.Uint(uint64(e.ShareAccess))
+	a.Bytes(e.FileName.AppendUTF8(a.Scratch()))
+}
+
+// columnsFileIOCreateV2 lists the columns of FileIOCreate_V2 (EventInfo.Columns).
+var columnsFileIOCreateV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "CreateOptions",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "FileAttributes",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "ShareAccess",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FileName",
+}}
+
+// infoFileIOCreateV2 describes FileIOCreate_V2 (FileIOCreateV2.Info).
+var infoFileIOCreateV2 = EventInfo{
+	Columns:     columnsFileIOCreateV2,
+	DisplayName: "FileIO/Create",
+	ID:          64,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIOCreate_V2",
+	Opcode:      64,
+	OpcodeName:  "FileIOCreate",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIOCreateV2",
+	Version:     2,
+	desc:        &descFileIOCreateV2,
+	fields:      &fieldsFileIOCreateV2,
+}
+
+// descFileIOCreateV2 describes FileIOCreate_V2 (EventInfo.Descriptor).
+var descFileIOCreateV2 = clrimpl.Descriptor{
+	Columns:      columnsFileIOCreateV2,
+	DisplayName:  "FileIO/Create",
+	Fields:       &fieldsFileIOCreateV2,
+	ID:           64,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIOCreate_V2",
+	Opcode:       64,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsFileIOCreateV2 writes the fields of FileIOCreate_V2 payloads (its Descriptor's Fields).
+var fieldsFileIOCreateV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIOCreateV2)
+}}
+
+// FileIOCreateV3 is the payload of FileIOCreate_V3: event 64 version 3 of FileIo.
+// Task FileIO (0), opcode FileIOCreate (64).
+// Template FileIOCreate_V3. Its layout depends on the pointer size.
+type FileIOCreateV3 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// IssuingThreadId is win:UInt32.
+	IssuingThreadId uint32
+	// CreateOptions is win:UInt32 (win:HexInt32).
+	CreateOptions uint32
+	// FileAttributes is win:UInt32 (win:HexInt32).
+	FileAttributes uint32
+	// ShareAccess is win:UInt32 (win:HexInt32).
+	ShareAccess uint32
+	// FileName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
+	FileName UTF16
+}
+
+// Info describes FileIOCreate_V3.
+func (*FileIOCreateV3) Info() *EventInfo {
+	return &infoFileIOCreateV3
+}
+
+// Descriptor describes FileIOCreate_V3, as readers of any generated package see it.
+func (*FileIOCreateV3) Descriptor() *clrimpl.Descriptor {
+	return &descFileIOCreateV3
+}
+
+// Decode reads a FileIOCreate_V3 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIOCreateV3) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIOCreate_V3", "", 0, ErrPointerSize)
+	}
+	var off int
+	if ptrSize == 8 {
+		if len(b) < 32 {
+			return 0, shortPrefix("FileIOCreate_V3", len(b), ptrSize, endsFileIOCreateV3)
+		}
+		_ = b[31]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.FileObject = binary.LittleEndian.Uint64(b[8:])
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[16:])
+		e.CreateOptions = binary.LittleEndian.Uint32(b[20:])
+		e.FileAttributes = binary.LittleEndian.Uint32(b[24:])
+		e.ShareAccess = binary.LittleEndian.Uint32(b[28:])
+		off = 32
+	} else {
+		if len(b) < 24 {
+			return 0, shortPrefix("FileIOCreate_V3", len(b), ptrSize, endsFileIOCreateV3)
+		}
+		_ = b[23]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[8:])
+		e.CreateOptions = binary.LittleEndian.Uint32(b[12:])
+		e.FileAttributes = binary.LittleEndian.Uint32(b[16:])
+		e.ShareAccess = binary.LittleEndian.Uint32(b[20:])
+		off = 24
+	}
+	{
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
+		if !ok {
+			return 0, decodeError("FileIOCreate_V3", "FileName", off, ErrUnterminatedString)
+		}
+		e.FileName = s
+		off = next
+	}
+	return off, nil
+}
+
+// endsFileIOCreateV3 is where the fixed fields of FileIOCreate_V3 end, for the error of a short payload.
+var endsFileIOCreateV3 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "FileObject", Bytes: 0, Ptrs: 2},
+	{Name: "IssuingThreadId", Bytes: 4, Ptrs: 2},
+	{Name: "CreateOptions", Bytes: 8, Ptrs: 2},
+	{Name: "FileAttributes", Bytes: 12, Ptrs: 2},
+	{Name: "ShareAccess", Bytes: 16, Ptrs: 2},
+}
+
+// Encode appends the FileIOCreate_V3 wire form for the pointer size.
+func (e *FileIOCreateV3) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.IssuingThreadId))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.CreateOptions))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FileAttributes))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ShareAccess))
+	dst = clrimpl.AppendUTF16Z(dst, e.FileName)
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIOCreateV3) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"CreateOptions\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.CreateOptions))
+	dst = append(dst, ",\"FileAttributes\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileAttributes))
+	dst = append(dst, ",\"ShareAccess\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ShareAccess))
+	dst = append(dst, ",\"FileName\":"...)
+	dst = e.FileName.AppendJSON(dst)
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIOCreateV3) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " CreateOptions="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.CreateOptions))
+	dst = append(dst, " FileAttributes="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileAttributes))
+	dst = append(dst, " ShareAccess="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ShareAccess))
+	dst = append(dst, " FileName="...)
+	dst = e.FileName.AppendJSON(dst)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIOCreateV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.CreateOptions))
+	a.Uint(uint64(e.FileAttributes))
+	a.Uint(uint64(e.ShareAccess))
+	a.Bytes(e.FileName.AppendUTF8(a.Scratch()))
+}
+
+// columnsFileIOCreateV3 lists the columns of FileIOCreate_V3 (EventInfo.Columns).
+var columnsFileIOCreateV3 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "CreateOptions",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "FileAttributes",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "ShareAccess",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FileName",
+}}
+
+// infoFileIOCreateV3 describes FileIOCreate_V3 (FileIOCreateV3.Info).
+var infoFileIOCreateV3 = EventInfo{
+	Columns:     columnsFileIOCreateV3,
+	DisplayName: "FileIO/Create",
+	ID:          64,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIOCreate_V3",
+	Opcode:      64,
+	OpcodeName:  "FileIOCreate",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIOCreateV3",
+	Version:     3,
+	desc:        &descFileIOCreateV3,
+	fields:      &fieldsFileIOCreateV3,
+}
+
+// descFileIOCreateV3 describes FileIOCreate_V3 (EventInfo.Descriptor).
+var descFileIOCreateV3 = clrimpl.Descriptor{
+	Columns:      columnsFileIOCreateV3,
+	DisplayName:  "FileIO/Create",
+	Fields:       &fieldsFileIOCreateV3,
+	ID:           64,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIOCreate_V3",
+	Opcode:       64,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      3,
+}
+
+// fieldsFileIOCreateV3 writes the fields of FileIOCreate_V3 payloads (its Descriptor's Fields).
+var fieldsFileIOCreateV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIOCreateV3)
+}}
+
+// FileIOCleanupV2 is the payload of FileIOCleanup_V2: event 65 version 2 of FileIo.
+// Task FileIO (0), opcode FileIOCleanup (65).
+// Template FileIOSimpleOp_V2. Its layout depends on the pointer size.
+type FileIOCleanupV2 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// TTID is win:Pointer, pointer-sized on the wire.
+	TTID uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+}
+
+// Info describes FileIOCleanup_V2.
+func (*FileIOCleanupV2) Info() *EventInfo {
+	return &infoFileIOCleanupV2
+}
+
+// Descriptor describes FileIOCleanup_V2, as readers of any generated package see it.
+func (*FileIOCleanupV2) Descriptor() *clrimpl.Descriptor {
+	return &descFileIOCleanupV2
+}
+
+// Decode reads a FileIOCleanup_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIOCleanupV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIOCleanup_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 32 {
+			return 0, shortPrefix("FileIOCleanup_V2", len(b), ptrSize, endsFileIOCleanupV2)
+		}
+		_ = b[31]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.TTID = binary.LittleEndian.Uint64(b[8:])
+		e.FileObject = binary.LittleEndian.Uint64(b[16:])
+		e.FileKey = binary.LittleEndian.Uint64(b[24:])
+	} else {
+		if len(b) < 16 {
+			return 0, shortPrefix("FileIOCleanup_V2", len(b), ptrSize, endsFileIOCleanupV2)
+		}
+		_ = b[15]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.TTID = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[12:]))
+	}
+	return 4 * ptrSize, nil
+}
+
+// endsFileIOCleanupV2 is where the fixed fields of FileIOCleanup_V2 end, for the error of a short payload.
+var endsFileIOCleanupV2 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "TTID", Bytes: 0, Ptrs: 2},
+	{Name: "FileObject", Bytes: 0, Ptrs: 3},
+	{Name: "FileKey", Bytes: 0, Ptrs: 4},
+}
+
+// Encode appends the FileIOCleanup_V2 wire form for the pointer size.
+func (e *FileIOCleanupV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.TTID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIOCleanupV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIOCleanupV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIOCleanupV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+}
+
+// columnsFileIOCleanupV2 lists the columns of FileIOCleanup_V2 (EventInfo.Columns).
+var columnsFileIOCleanupV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}}
+
+// infoFileIOCleanupV2 describes FileIOCleanup_V2 (FileIOCleanupV2.Info).
+var infoFileIOCleanupV2 = EventInfo{
+	Columns:     columnsFileIOCleanupV2,
+	DisplayName: "FileIO/Cleanup",
+	ID:          65,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIOCleanup_V2",
+	Opcode:      65,
+	OpcodeName:  "FileIOCleanup",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIOCleanupV2",
+	Version:     2,
+	desc:        &descFileIOCleanupV2,
+	fields:      &fieldsFileIOCleanupV2,
+}
+
+// descFileIOCleanupV2 describes FileIOCleanup_V2 (EventInfo.Descriptor).
+var descFileIOCleanupV2 = clrimpl.Descriptor{
+	Columns:      columnsFileIOCleanupV2,
+	DisplayName:  "FileIO/Cleanup",
+	Fields:       &fieldsFileIOCleanupV2,
+	ID:           65,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIOCleanup_V2",
+	Opcode:       65,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsFileIOCleanupV2 writes the fields of FileIOCleanup_V2 payloads (its Descriptor's Fields).
+var fieldsFileIOCleanupV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIOCleanupV2)
+}}
+
+// FileIOCleanupV3 is the payload of FileIOCleanup_V3: event 65 version 3 of FileIo.
+// Task FileIO (0), opcode FileIOCleanup (65).
+// Template FileIOSimpleOp_V3. Its layout depends on the pointer size.
+type FileIOCleanupV3 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+	// IssuingThreadId is win:UInt32.
+	IssuingThreadId uint32
+}
+
+// Info describes FileIOCleanup_V3.
+func (*FileIOCleanupV3) Info() *EventInfo {
+	return &infoFileIOCleanupV3
+}
+
+// Descriptor describes FileIOCleanup_V3, as readers of any generated package see it.
+func (*FileIOCleanupV3) Descriptor() *clrimpl.Descriptor {
+	return &descFileIOCleanupV3
+}
+
+// Decode reads a FileIOCleanup_V3 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIOCleanupV3) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIOCleanup_V3", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 28 {
+			return 0, shortPrefix("FileIOCleanup_V3", len(b), ptrSize, endsFileIOCleanupV3)
+		}
+		_ = b[27]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.FileObject = binary.LittleEndian.Uint64(b[8:])
+		e.FileKey = binary.LittleEndian.Uint64(b[16:])
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[24:])
+	} else {
+		if len(b) < 16 {
+			return 0, shortPrefix("FileIOCleanup_V3", len(b), ptrSize, endsFileIOCleanupV3)
+		}
+		_ = b[15]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[12:])
+	}
+	return 4 + 3*ptrSize, nil
+}
+
+// endsFileIOCleanupV3 is where the fixed fields of FileIOCleanup_V3 end, for the error of a short payload.
+var endsFileIOCleanupV3 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "FileObject", Bytes: 0, Ptrs: 2},
+	{Name: "FileKey", Bytes: 0, Ptrs: 3},
+	{Name: "IssuingThreadId", Bytes: 4, Ptrs: 3},
+}
+
+// Encode appends the FileIOCleanup_V3 wire form for the pointer size.
+func (e *FileIOCleanupV3) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.IssuingThreadId))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIOCleanupV3) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIOCleanupV3) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIOCleanupV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+}
+
+// columnsFileIOCleanupV3 lists the columns of FileIOCleanup_V3 (EventInfo.Columns).
+var columnsFileIOCleanupV3 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}}
+
+// infoFileIOCleanupV3 describes FileIOCleanup_V3 (FileIOCleanupV3.Info).
+var infoFileIOCleanupV3 = EventInfo{
+	Columns:     columnsFileIOCleanupV3,
+	DisplayName: "FileIO/Cleanup",
+	ID:          65,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIOCleanup_V3",
+	Opcode:      65,
+	OpcodeName:  "FileIOCleanup",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIOCleanupV3",
+	Version:     3,
+	desc:        &descFileIOCleanupV3,
+	fields:      &fieldsFileIOCleanupV3,
+}
+
+// descFileIOCleanupV3 describes FileIOCleanup_V3 (EventInfo.Descriptor).
+var descFileIOCleanupV3 = clrimpl.Descriptor{
+	Columns:      columnsFileIOCleanupV3,
+	DisplayName:  "FileIO/Cleanup",
+	Fields:       &fieldsFileIOCleanupV3,
+	ID:           65,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIOCleanup_V3",
+	Opcode:       65,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      3,
+}
+
+// fieldsFileIOCleanupV3 writes the fields of FileIOCleanup_V3 payloads (its Descriptor's Fields).
+var fieldsFileIOCleanupV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIOCleanupV3)
+}}
+
+// FileIOCloseV2 is the payload of FileIOClose_V2: event 66 version 2 of FileIo.
+// Task FileIO (0), opcode FileIOClose (66).
+// Template FileIOSimpleOp_V2. Its layout depends on the pointer size.
+type FileIOCloseV2 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// TTID is win:Pointer, pointer-sized on the wire.
+	TTID uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+}
+
+// Info describes FileIOClose_V2.
+func (*FileIOCloseV2) Info() *EventInfo {
+	return &infoFileIOCloseV2
+}
+
+// Descriptor describes FileIOClose_V2, as readers of any generated package see it.
+func (*FileIOCloseV2) Descriptor() *clrimpl.Descriptor {
+	return &descFileIOCloseV2
+}
+
+// Decode reads a FileIOClose_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIOCloseV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIOClose_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 32 {
+			return 0, shortPrefix("FileIOClose_V2", len(b), ptrSize, endsFileIOCloseV2)
+		}
+		_ = b[31]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.TTID = binary.LittleEndian.Uint64(b[8:])
+		e.FileObject = binary.LittleEndian.Uint64(b[16:])
+		e.FileKey = binary.LittleEndian.Uint64(b[24:])
+	} else {
+		if len(b) < 16 {
+			return 0, shortPrefix("FileIOClose_V2", len(b), ptrSize, endsFileIOCloseV2)
+		}
+		_ = b[15]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.TTID = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[12:]))
+	}
+	return 4 * ptrSize, nil
+}
+
+// endsFileIOCloseV2 is where the fixed fields of FileIOClose_V2 end, for the error of a short payload.
+var endsFileIOCloseV2 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "TTID", Bytes: 0, Ptrs: 2},
+	{Name: "FileObject", Bytes: 0, Ptrs: 3},
+	{Name: "FileKey", Bytes: 0, Ptrs: 4},
+}
+
+// Encode appends the FileIOClose_V2 wire form for the pointer size.
+func (e *FileIOCloseV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.TTID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIOCloseV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIOCloseV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIOCloseV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+}
+
+// columnsFileIOCloseV2 lists the columns of FileIOClose_V2 (EventInfo.Columns).
+var columnsFileIOCloseV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}}
+
+// infoFileIOCloseV2 describes FileIOClose_V2 (FileIOCloseV2.Info).
+var infoFileIOCloseV2 = EventInfo{
+	Columns:     columnsFileIOCloseV2,
+	DisplayName: "FileIO/Close",
+	ID:          66,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIOClose_V2",
+	Opcode:      66,
+	OpcodeName:  "FileIOClose",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIOCloseV2",
+	Version:     2,
+	desc:        &descFileIOCloseV2,
+	fields:      &fieldsFileIOCloseV2,
+}
+
+// descFileIOCloseV2 describes FileIOClose_V2 (EventInfo.Descriptor).
+var descFileIOCloseV2 = clrimpl.Descriptor{
+	Columns:      columnsFileIOCloseV2,
+	DisplayName:  "FileIO/Close",
+	Fields:       &fieldsFileIOCloseV2,
+	ID:           66,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIOClose_V2",
+	Opcode:       66,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsFileIOCloseV2 writes the fields of FileIOClose_V2 payloads (its Descriptor's Fields).
+var fieldsFileIOCloseV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIOCloseV2)
+}}
+
+// FileIOCloseV3 is the payload of FileIOClose_V3: event 66 version 3 of FileIo.
+// Task FileIO (0), opcode FileIOClose (66).
+// Template FileIOSimpleOp_V3. Its layout depends on the pointer size.
+type FileIOCloseV3 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+	// IssuingThreadId is win:UInt32.
+	IssuingThreadId uint32
+}
+
+// Info describes FileIOClose_V3.
+func (*FileIOCloseV3) Info() *EventInfo {
+	return &infoFileIOCloseV3
+}
+
+// Descriptor describes FileIOClose_V3, as readers of any generated package see it.
+func (*FileIOCloseV3) Descriptor() *clrimpl.Descriptor {
+	return &descFileIOCloseV3
+}
+
+// Decode reads a FileIOClose_V3 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIOCloseV3) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIOClose_V3", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 28 {
+			return 0, shortPrefix("FileIOClose_V3", len(b), ptrSize, endsFileIOCloseV3)
+		}
+		_ = b[27]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.FileObject = binary.LittleEndian.Uint64(b[8:])
+		e.FileKey = binary.LittleEndian.Uint64(b[16:])
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[24:])
+	} else {
+		if len(b) < 16 {
+			return 0, shortPrefix("FileIOClose_V3", len(b), ptrSize, endsFileIOCloseV3)
+		}
+		_ = b[15]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[12:])
+	}
+	return 4 + 3*ptrSize, nil
+}
+
+// endsFileIOCloseV3 is where the fixed fields of FileIOClose_V3 end, for the error of a short payload.
+var endsFileIOCloseV3 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "FileObject", Bytes: 0, Ptrs: 2},
+	{Name: "FileKey", Bytes: 0, Ptrs: 3},
+	{Name: "IssuingThreadId", Bytes: 4, Ptrs: 3},
+}
+
+// Encode appends the FileIOClose_V3 wire form for the pointer size.
+func (e *FileIOCloseV3) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.IssuingThreadId))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIOCloseV3) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIOCloseV3) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIOCloseV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+}
+
+// columnsFileIOCloseV3 lists the columns of FileIOClose_V3 (EventInfo.Columns).
+var columnsFileIOCloseV3 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}}
+
+// infoFileIOCloseV3 describes FileIOClose_V3 (FileIOCloseV3.Info).
+var infoFileIOCloseV3 = EventInfo{
+	Columns:     columnsFileIOCloseV3,
+	DisplayName: "FileIO/Close",
+	ID:          66,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIOClose_V3",
+	Opcode:      66,
+	OpcodeName:  "FileIOClose",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIOCloseV3",
+	Version:     3,
+	desc:        &descFileIOCloseV3,
+	fields:      &fieldsFileIOCloseV3,
+}
+
+// descFileIOCloseV3 describes FileIOClose_V3 (EventInfo.Descriptor).
+var descFileIOCloseV3 = clrimpl.Descriptor{
+	Columns:      columnsFileIOCloseV3,
+	DisplayName:  "FileIO/Close",
+	Fields:       &fieldsFileIOCloseV3,
+	ID:           66,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIOClose_V3",
+	Opcode:       66,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      3,
+}
+
+// fieldsFileIOCloseV3 writes the fields of FileIOClose_V3 payloads (its Descriptor's Fields).
+var fieldsFileIOCloseV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIOCloseV3)
+}}
+
+// FileIOReadV2 is the payload of FileIORead_V2: event 67 version 2 of FileIo.
+// Task FileIO (0), opcode FileIORead (67).
+// Template FileIOReadWrite_V2. Its layout depends on the pointer size.
+type FileIOReadV2 struct {
+	// Offset is win:UInt64.
+	Offset uint64
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// TTID is win:Pointer, pointer-sized on the wire.
+	TTID uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+	// IoSize is win:UInt32.
+	IoSize uint32
+	// IoFlags is win:UInt32.
+	IoFlags uint32
+}
+
+// Info describes FileIORead_V2.
+func (*FileIOReadV2) Info() *EventInfo {
+	return &infoFileIOReadV2
+}
+
+// Descriptor describes FileIORead_V2, as readers of any generated package see it.
+func (*FileIOReadV2) Descriptor() *clrimpl.Descriptor {
+	return &descFileIOReadV2
+}
+
+// Decode reads a FileIORead_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIOReadV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIORead_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 48 {
+			return 0, shortPrefix("FileIORead_V2", len(b), ptrSize, endsFileIOReadV2)
+		}
+		_ = b[47]
+		e.Offset = binary.LittleEndian.Uint64(b[0:])
+		e.IrpPtr = binary.LittleEndian.Uint64(b[8:])
+		e.TTID = binary.LittleEndian.Uint64(b[16:])
+		e.FileObject = binary.LittleEndian.Uint64(b[24:])
+		e.FileKey = binary.LittleEndian.Uint64(b[32:])
+		e.IoSize = binary.LittleEndian.Uint32(b[40:])
+		e.IoFlags = binary.LittleEndian.Uint32(b[44:])
+	} else {
+		if len(b) < 32 {
+			return 0, shortPrefix("FileIORead_V2", len(b), ptrSize, endsFileIOReadV2)
+		}
+		_ = b[31]
+		e.Offset = binary.LittleEndian.Uint64(b[0:])
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.TTID = uint64(binary.LittleEndian.Uint32(b[12:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[16:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[20:]))
+		e.IoSize = binary.LittleEndian.Uint32(b[24:])
+		e.IoFlags = binary.LittleEndian.Uint32(b[28:])
+	}
+	return 16 + 4*ptrSize, nil
+}
+
+// endsFileIOReadV2 is where the fixed fields of FileIORead_V2 end, for the error of a short payload.
+var endsFileIOReadV2 = []clrimpl.FieldEnd{
+	{Name: "Offset", Bytes: 8},
+	{Name: "IrpPtr", Bytes: 8, Ptrs: 1},
+	{Name: "TTID", Bytes: 8, Ptrs: 2},
+	{Name: "FileObject", Bytes: 8, Ptrs: 3},
+	{Name: "FileKey", Bytes: 8, Ptrs: 4},
+	{Name: "IoSize", Bytes: 12, Ptrs: 4},
+	{Name: "IoFlags", Bytes: 16, Ptrs: 4},
+}
+
+// Encode appends the FileIORead_V2 wire form for the pointer size.
+func (e *FileIOReadV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.Offset))
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.TTID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.IoSize))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.IoFlags))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIOReadV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"Offset\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Offset))
+	dst = append(dst, ",\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	dst = append(dst, ",\"IoSize\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.IoSize))
+	dst = append(dst, ",\"IoFlags\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.IoFlags))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIOReadV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "Offset="...)
+	dst = strconv.AppendUint(dst, uint64(e.Offset), 10)
+	dst = append(dst, " IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	dst = append(dst, " IoSize="...)
+	dst = strconv.AppendUint(dst, uint64(e.IoSize), 10)
+	dst = append(dst, " IoFlags="...)
+	dst = strconv.AppendUint(dst, uint64(e.IoFlags), 10)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIOReadV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Offset))
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+	a.Uint(uint64(e.IoSize))
+	a.Uint(uint64(e.IoFlags))
+}
+
+// columnsFileIOReadV2 lists the columns of FileIORead_V2 (EventInfo.Columns).
+var columnsFileIOReadV2 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint64,
+	Name: "Offset",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "IoSize",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "IoFlags",
+}}
+
+// infoFileIOReadV2 describes FileIORead_V2 (FileIOReadV2.Info).
+var infoFileIOReadV2 = EventInfo{
+	Columns:     columnsFileIOReadV2,
+	DisplayName: "FileIO/Read",
+	ID:          67,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIORead_V2",
+	Opcode:      67,
+	OpcodeName:  "FileIORead",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIOReadV2",
+	Version:     2,
+	desc:        &descFileIOReadV2,
+	fields:      &fieldsFileIOReadV2,
+}
+
+// descFileIOReadV2 describes FileIORead_V2 (EventInfo.Descriptor).
+var descFileIOReadV2 = clrimpl.Descriptor{
+	Columns:      columnsFileIOReadV2,
+	DisplayName:  "FileIO/Read",
+	Fields:       &fieldsFileIOReadV2,
+	ID:           67,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIORead_V2",
+	Opcode:       67,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsFileIOReadV2 writes the fields of FileIORead_V2 payloads (its Descriptor's Fields).
+var fieldsFileIOReadV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIOReadV2)
+}}
+
+// FileIOReadV3 is the payload of FileIORead_V3: event 67 version 3 of FileIo.
+// Task FileIO (0), opcode FileIORead (67).
+// Template FileIOReadWrite_V3. Its layout depends on the pointer size.
+type FileIOReadV3 struct {
+	// Offset is win:UInt64.
+	Offset uint64
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+	// IssuingThreadId is win:UInt32.
+	IssuingThreadId uint32
+	// IoSize is win:UInt32.
+	IoSize uint32
+	// IoFlags is win:UInt32.
+	IoFlags uint32
+}
+
+// Info describes FileIORead_V3.
+func (*FileIOReadV3) Info() *EventInfo {
+	return &infoFileIOReadV3
+}
+
+// Descriptor describes FileIORead_V3, as readers of any generated package see it.
+func (*FileIOReadV3) Descriptor() *clrimpl.Descriptor {
+	return &descFileIOReadV3
+}
+
+// Decode reads a FileIORead_V3 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIOReadV3) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIORead_V3", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 44 {
+			return 0, shortPrefix("FileIORead_V3", len(b), ptrSize, endsFileIOReadV3)
+		}
+		_ = b[43]
+		e.Offset = binary.LittleEndian.Uint64(b[0:])
+		e.IrpPtr = binary.LittleEndian.Uint64(b[8:])
+		e.FileObject = binary.LittleEndian.Uint64(b[16:])
+		e.FileKey = binary.LittleEndian.Uint64(b[24:])
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[32:])
+		e.IoSize = binary.LittleEndian.Uint32(b[36:])
+		e.IoFlags = binary.LittleEndian.Uint32(b[40:])
+	} else {
+		if len(b) < 32 {
+			return 0, shortPrefix("FileIORead_V3", len(b), ptrSize, endsFileIOReadV3)
+		}
+		_ = b[31]
+		e.Offset = binary.LittleEndian.Uint64(b[0:])
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[12:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[16:]))
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[20:])
+		e.IoSize = binary.LittleEndian.Uint32(b[24:])
+		e.IoFlags = binary.LittleEndian.Uint32(b[28:])
+	}
+	return 20 + 3*ptrSize, nil
+}
+
+// endsFileIOReadV3 is where the fixed fields of FileIORead_V3 end, for the error of a short payload.
+var endsFileIOReadV3 = []clrimpl.FieldEnd{
+	{Name: "Offset", Bytes: 8},
+	{Name: "IrpPtr", Bytes: 8, Ptrs: 1},
+	{Name: "FileObject", Bytes: 8, Ptrs: 2},
+	{Name: "FileKey", Bytes: 8, Ptrs: 3},
+	{Name: "IssuingThreadId", Bytes: 12, Ptrs: 3},
+	{Name: "IoSize", Bytes: 16, Ptrs: 3},
+	{Name: "IoFlags", Bytes: 20, Ptrs: 3},
+}
+
+// Encode appends the FileIORead_V3 wire form for the pointer size.
+func (e *FileIOReadV3) Encode(dst []byte, ptrSize int) []byte {
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.Offset))
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.IssuingThreadId))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.IoSize))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.IoFlags))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIOReadV3) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"Offset\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Offset))
+	dst = append(dst, ",\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	dst = append(dst, ",\"IoSize\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.IoSize))
+	dst = append(dst, ",\"IoFlags\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.IoFlags))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIOReadV3) AppendText(dst []byte) []byte {
+	dst = append(dst, "Offset="...)
+	dst = strconv.AppendUint(dst, uint64(e.Offset), 10)
+	dst = append(dst, " IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	dst = append(dst, " IoSize="...)
+	dst = strconv.AppendUint(dst, uint64(e.IoSize), 10)
+	dst = append(dst, " IoFlags="...)
+	dst = strconv.AppendUint(dst, uint64(e.IoFlags), 10)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIOReadV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Offset))
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+	a.Uint(uint64(e.IoSize))
+	a.Uint(uint64(e.IoFlags))
+}
+
+// columnsFileIOReadV3 lists the columns of FileIORead_V3 (EventInfo.Columns).
+var columnsFileIOReadV3 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint64,
+	Name: "Offset",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "IoSize",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "IoFlags",
+}}
+
+// infoFileIOReadV3 describes FileIORead_V3 (FileIOReadV3.Info).
+var infoFileIOReadV3 = EventInfo{
+	Columns:     columnsFileIOReadV3,
+	DisplayName: "FileIO/Read",
+	ID:          67,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIORead_V3",
+	Opcode:      67,
+	OpcodeName:  "FileIORead",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIOReadV3",
+	Version:     3,
+	desc:        &descFileIOReadV3,
+	fields:      &fieldsFileIOReadV3,
+}
+
+// descFileIOReadV3 describes FileIORead_V3 (EventInfo.Descriptor).
+var descFileIOReadV3 = clrimpl.Descriptor{
+	Columns:      columnsFileIOReadV3,
+	DisplayName:  "FileIO/Read",
+	Fields:       &fieldsFileIOReadV3,
+	ID:           67,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIORead_V3",
+	Opcode:       67,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      3,
+}
+
+// fieldsFileIOReadV3 writes the fields of FileIORead_V3 payloads (its Descriptor's Fields).
+var fieldsFileIOReadV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIOReadV3)
+}}
+
+// FileIOWriteV2 is the payload of FileIOWrite_V2: event 68 version 2 of FileIo.
+// Task FileIO (0), opcode FileIOWrite (68).
+// Template FileIOReadWrite_V2. Its layout depends on the pointer size.
+type FileIOWriteV2 struct {
+	// Offset is win:UInt64.
+	Offset uint64
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// TTID is win:Pointer, pointer-sized on the wire.
+	TTID uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+	// IoSize is win:UInt32.
+	IoSize uint32
+	// IoFlags is win:UInt32.
+	IoFlags uint32
+}
+
+// Info describes FileIOWrite_V2.
+func (*FileIOWriteV2) Info() *EventInfo {
+	return &infoFileIOWriteV2
+}
+
+// Descriptor describes FileIOWrite_V2, as readers of any generated package see it.
+func (*FileIOWriteV2) Descriptor() *clrimpl.Descriptor {
+	return &descFileIOWriteV2
+}
+
+// Decode reads a FileIOWrite_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIOWriteV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIOWrite_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 48 {
+			return 0, shortPrefix("FileIOWrite_V2", len(b), ptrSize, endsFileIOWriteV2)
+		}
+		_ = b[47]
+		e.Offset = binary.LittleEndian.Uint64(b[0:])
+		e.IrpPtr = binary.LittleEndian.Uint64(b[8:])
+		e.TTID = binary.LittleEndian.Uint64(b[16:])
+		e.FileObject = binary.LittleEndian.Uint64(b[24:])
+		e.FileKey = binary.LittleEndian.Uint64(b[32:])
+		e.IoSize = binary.LittleEndian.Uint32(b[40:])
+		e.IoFlags = binary.LittleEndian.Uint32(b[44:])
+	} else {
+		if len(b) < 32 {
+			return 0, shortPrefix("FileIOWrite_V2", len(b), ptrSize, endsFileIOWriteV2)
+		}
+		_ = b[31]
+		e.Offset = binary.LittleEndian.Uint64(b[0:])
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.TTID = uint64(binary.LittleEndian.Uint32(b[12:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[16:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[20:]))
+		e.IoSize = binary.LittleEndian.Uint32(b[24:])
+		e.IoFlags = binary.LittleEndian.Uint32(b[28:])
+	}
+	return 16 + 4*ptrSize, nil
+}
+
+// endsFileIOWriteV2 is where the fixed fields of FileIOWrite_V2 end, for the error of a short payload.
+var endsFileIOWriteV2 = []clrimpl.FieldEnd{
+	{Name: "Offset", Bytes: 8},
+	{Name: "IrpPtr", Bytes: 8, Ptrs: 1},
+	{Name: "TTID", Bytes: 8, Ptrs: 2},
+	{Name: "FileObject", Bytes: 8, Ptrs: 3},
+	{Name: "FileKey", Bytes: 8, Ptrs: 4},
+	{Name: "IoSize", Bytes: 12, Ptrs: 4},
+	{Name: "IoFlags", Bytes: 16, Ptrs: 4},
+}
+
+// Encode appends the FileIOWrite_V2 wire form for the pointer size.
+func (e *FileIOWriteV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.Offset))
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.TTID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.IoSize))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.IoFlags))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIOWriteV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"Offset\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Offset))
+	dst = append(dst, ",\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	dst = append(dst, ",\"IoSize\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.IoSize))
+	dst = append(dst, ",\"IoFlags\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.IoFlags))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIOWriteV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "Offset="...)
+	dst = strconv.AppendUint(dst, uint64(e.Offset), 10)
+	dst = append(dst, " IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	dst = append(dst, " IoSize="...)
+	dst = strconv.AppendUint(dst, uint64(e.IoSize), 10)
+	dst = append(dst, " IoFlags="...)
+	dst = strconv.AppendUint(dst, uint64(e.IoFlags), 10)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIOWriteV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Offset))
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+	a.Uint(uint64(e.IoSize))
+	a.Uint(uint64(e.IoFlags))
+}
+
+// columnsFileIOWriteV2 lists the columns of FileIOWrite_V2 (EventInfo.Columns).
+var columnsFileIOWriteV2 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint64,
+	Name: "Offset",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "IoSize",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "IoFlags",
+}}
+
+// infoFileIOWriteV2 describes FileIOWrite_V2 (FileIOWriteV2.Info).
+var infoFileIOWriteV2 = EventInfo{
+	Columns:     columnsFileIOWriteV2,
+	DisplayName: "FileIO/Write",
+	ID:          68,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIOWrite_V2",
+	Opcode:      68,
+	OpcodeName:  "FileIOWrite",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIOWriteV2",
+	Version:     2,
+	desc:        &descFileIOWriteV2,
+	fields:      &fieldsFileIOWriteV2,
+}
+
+// descFileIOWriteV2 describes FileIOWrite_V2 (EventInfo.Descriptor).
+var descFileIOWriteV2 = clrimpl.Descriptor{
+	Columns:      columnsFileIOWriteV2,
+	DisplayName:  "FileIO/Write",
+	Fields:       &fieldsFileIOWriteV2,
+	ID:           68,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIOWrite_V2",
+	Opcode:       68,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsFileIOWriteV2 writes the fields of FileIOWrite_V2 payloads (its Descriptor's Fields).
+var fieldsFileIOWriteV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIOWriteV2)
+}}
+
+// FileIOWriteV3 is the payload of FileIOWrite_V3: event 68 version 3 of FileIo.
+// Task FileIO (0), opcode FileIOWrite (68).
+// Template FileIOReadWrite_V3. Its layout depends on the pointer size.
+type FileIOWriteV3 struct {
+	// Offset is win:UInt64.
+	Offset uint64
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+	// IssuingThreadId is win:UInt32.
+	IssuingThreadId uint32
+	// IoSize is win:UInt32.
+	IoSize uint32
+	// IoFlags is win:UInt32.
+	IoFlags uint32
+}
+
+// Info describes FileIOWrite_V3.
+func (*FileIOWriteV3) Info() *EventInfo {
+	return &infoFileIOWriteV3
+}
+
+// Descriptor describes FileIOWrite_V3, as readers of any generated package see it.
+func (*FileIOWriteV3) Descriptor() *clrimpl.Descriptor {
+	return &descFileIOWriteV3
+}
+
+// Decode reads a FileIOWrite_V3 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIOWriteV3) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIOWrite_V3", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 44 {
+			return 0, shortPrefix("FileIOWrite_V3", len(b), ptrSize, endsFileIOWriteV3)
+		}
+		_ = b[43]
+		e.Offset = binary.LittleEndian.Uint64(b[0:])
+		e.IrpPtr = binary.LittleEndian.Uint64(b[8:])
+		e.FileObject = binary.LittleEndian.Uint64(b[16:])
+		e.FileKey = binary.LittleEndian.Uint64(b[24:])
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[32:])
+		e.IoSize = binary.LittleEndian.Uint32(b[36:])
+		e.IoFlags = binary.LittleEndian.Uint32(b[40:])
+	} else {
+		if len(b) < 32 {
+			return 0, shortPrefix("FileIOWrite_V3", len(b), ptrSize, endsFileIOWriteV3)
+		}
+		_ = b[31]
+		e.Offset = binary.LittleEndian.Uint64(b[0:])
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[12:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[16:]))
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[20:])
+		e.IoSize = binary.LittleEndian.Uint32(b[24:])
+		e.IoFlags = binary.LittleEndian.Uint32(b[28:])
+	}
+	return 20 + 3*ptrSize, nil
+}
+
+// endsFileIOWriteV3 is where the fixed fields of FileIOWrite_V3 end, for the error of a short payload.
+var endsFileIOWriteV3 = []clrimpl.FieldEnd{
+	{Name: "Offset", Bytes: 8},
+	{Name: "IrpPtr", Bytes: 8, Ptrs: 1},
+	{Name: "FileObject", Bytes: 8, Ptrs: 2},
+	{Name: "FileKey", Bytes: 8, Ptrs: 3},
+	{Name: "IssuingThreadId", Bytes: 12, Ptrs: 3},
+	{Name: "IoSize", Bytes: 16, Ptrs: 3},
+	{Name: "IoFlags", Bytes: 20, Ptrs: 3},
+}
+
+// Encode appends the FileIOWrite_V3 wire form for the pointer size.
+func (e *FileIOWriteV3) Encode(dst []byte, ptrSize int) []byte {
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.Offset))
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.IssuingThreadId))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.IoSize))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.IoFlags))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIOWriteV3) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"Offset\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Offset))
+	dst = append(dst, ",\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	dst = append(dst, ",\"IoSize\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.IoSize))
+	dst = append(dst, ",\"IoFlags\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.IoFlags))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIOWriteV3) AppendText(dst []byte) []byte {
+	dst = append(dst, "Offset="...)
+	dst = strconv.AppendUint(dst, uint64(e.Offset), 10)
+	dst = append(dst, " IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	dst = append(dst, " IoSize="...)
+	dst = strconv.AppendUint(dst, uint64(e.IoSize), 10)
+	dst = append(dst, " IoFlags="...)
+	dst = strconv.AppendUint(dst, uint64(e.IoFlags), 10)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIOWriteV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Offset))
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+	a.Uint(uint64(e.IoSize))
+	a.Uint(uint64(e.IoFlags))
+}
+
+// columnsFileIOWriteV3 lists the columns of FileIOWrite_V3 (EventInfo.Columns).
+var columnsFileIOWriteV3 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint64,
+	Name: "Offset",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "IoSize",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "IoFlags",
+}}
+
+// infoFileIOWriteV3 describes FileIOWrite_V3 (FileIOWriteV3.Info).
+var infoFileIOWriteV3 = EventInfo{
+	Columns:     columnsFileIOWriteV3,
+	DisplayName: "FileIO/Write",
+	ID:          68,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIOWrite_V3",
+	Opcode:      68,
+	OpcodeName:  "FileIOWrite",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIOWriteV3",
+	Version:     3,
+	desc:        &descFileIOWriteV3,
+	fields:      &fieldsFileIOWriteV3,
+}
+
+// descFileIOWriteV3 describes FileIOWrite_V3 (EventInfo.Descriptor).
+var descFileIOWriteV3 = clrimpl.Descriptor{
+	Columns:      columnsFileIOWriteV3,
+	DisplayName:  "FileIO/Write",
+	Fields:       &fieldsFileIOWriteV3,
+	ID:           68,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIOWrite_V3",
+	Opcode:       68,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      3,
+}
+
+// fieldsFileIOWriteV3 writes the fields of FileIOWrite_V3 payloads (its Descriptor's Fields).
+var fieldsFileIOWriteV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIOWriteV3)
+}}
+
+// FileIOSetInfoV2 is the payload of FileIOSetInfo_V2: event 69 version 2 of FileIo.
+// Task FileIO (0), opcode FileIOSetInfo (69).
+// Template FileIOInfo_V2. Its layout depends on the pointer size.
+type FileIOSetInfoV2 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// TTID is win:Pointer, pointer-sized on the wire.
+	TTID uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+	// ExtraInfo is win:Pointer, pointer-sized on the wire.
+	ExtraInfo uint64
+	// InfoClass is win:UInt32.
+	InfoClass uint32
+}
+
+// Info describes FileIOSetInfo_V2.
+func (*FileIOSetInfoV2) Info() *EventInfo {
+	return &infoFileIOSetInfoV2
+}
+
+// Descriptor describes FileIOSetInfo_V2, as readers of any generated package see it.
+func (*FileIOSetInfoV2) Descriptor() *clrimpl.Descriptor {
+	return &descFileIOSetInfoV2
+}
+
+// Decode reads a FileIOSetInfo_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIOSetInfoV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIOSetInfo_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 44 {
+			return 0, shortPrefix("FileIOSetInfo_V2", len(b), ptrSize, endsFileIOSetInfoV2)
+		}
+		_ = b[43]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.TTID = binary.LittleEndian.Uint64(b[8:])
+		e.FileObject = binary.LittleEndian.Uint64(b[16:])
+		e.FileKey = binary.LittleEndian.Uint64(b[24:])
+		e.ExtraInfo = binary.LittleEndian.Uint64(b[32:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[40:])
+	} else {
+		if len(b) < 24 {
+			return 0, shortPrefix("FileIOSetInfo_V2", len(b), ptrSize, endsFileIOSetInfoV2)
+		}
+		_ = b[23]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.TTID = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[12:]))
+		e.ExtraInfo = uint64(binary.LittleEndian.Uint32(b[16:]))
+		e.InfoClass = binary.LittleEndian.Uint32(b[20:])
+	}
+	return 4 + 5*ptrSize, nil
+}
+
+// endsFileIOSetInfoV2 is where the fixed fields of FileIOSetInfo_V2 end, for the error of a short payload.
+var endsFileIOSetInfoV2 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "TTID", Bytes: 0, Ptrs: 2},
+	{Name: "FileObject", Bytes: 0, Ptrs: 3},
+	{Name: "FileKey", Bytes: 0, Ptrs: 4},
+	{Name: "ExtraInfo", Bytes: 0, Ptrs: 5},
+	{Name: "InfoClass", Bytes: 4, Ptrs: 5},
+}
+
+// Encode appends the FileIOSetInfo_V2 wire form for the pointer size.
+func (e *FileIOSetInfoV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.TTID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ExtraInfo, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.InfoClass))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIOSetInfoV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	dst = append(dst, ",\"ExtraInfo\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, ",\"InfoClass\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.InfoClass))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIOSetInfoV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	dst = append(dst, " ExtraInfo="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, " InfoClass="...)
+	dst = strconv.AppendUint(dst, uint64(e.InfoClass), 10)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIOSetInfoV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+	a.Uint(uint64(e.ExtraInfo))
+	a.Uint(uint64(e.InfoClass))
+}
+
+// columnsFileIOSetInfoV2 lists the columns of FileIOSetInfo_V2 (EventInfo.Columns).
+var columnsFileIOSetInfoV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ExtraInfo",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "InfoClass",
+}}
+
+// infoFileIOSetInfoV2 describes FileIOSetInfo_V2 (FileIOSetInfoV2.Info).
+var infoFileIOSetInfoV2 = EventInfo{
+	Columns:     columnsFileIOSetInfoV2,
+	DisplayName: "FileIO/SetInfo",
+	ID:          69,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIOSetInfo_V2",
+	Opcode:      69,
+	OpcodeName:  "FileIOSetInfo",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIOSetInfoV2",
+	Version:     2,
+	desc:        &descFileIOSetInfoV2,
+	fields:      &fieldsFileIOSetInfoV2,
+}
+
+// descFileIOSetInfoV2 describes FileIOSetInfo_V2 (EventInfo.Descriptor).
+var descFileIOSetInfoV2 = clrimpl.Descriptor{
+	Columns:      columnsFileIOSetInfoV2,
+	DisplayName:  "FileIO/SetInfo",
+	Fields:       &fieldsFileIOSetInfoV2,
+	ID:           69,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIOSetInfo_V2",
+	Opcode:       69,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsFileIOSetInfoV2 writes the fields of FileIOSetInfo_V2 payloads (its Descriptor's Fields).
+var fieldsFileIOSetInfoV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIOSetInfoV2)
+}}
+
+// FileIOSetInfoV3 is the payload of FileIOSetInfo_V3: event 69 version 3 of FileIo.
+// Task FileIO (0), opcode FileIOSetInfo (69).
+// Template FileIOInfo_V3. Its layout depends on the pointer size.
+type FileIOSetInfoV3 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+	// ExtraInfo is win:Pointer, pointer-sized on the wire.
+	ExtraInfo uint64
+	// IssuingThreadId is win:UInt32.
+	IssuingThreadId uint32
+	// InfoClass is win:UInt32.
+	InfoClass uint32
+}
+
+// Info describes FileIOSetInfo_V3.
+func (*FileIOSetInfoV3) Info() *EventInfo {
+	return &infoFileIOSetInfoV3
+}
+
+// Descriptor describes FileIOSetInfo_V3, as readers of any generated package see it.
+func (*FileIOSetInfoV3) Descriptor() *clrimpl.Descriptor {
+	return &descFileIOSetInfoV3
+}
+
+// Decode reads a FileIOSetInfo_V3 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIOSetInfoV3) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIOSetInfo_V3", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 40 {
+			return 0, shortPrefix("FileIOSetInfo_V3", len(b), ptrSize, endsFileIOSetInfoV3)
+		}
+		_ = b[39]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.FileObject = binary.LittleEndian.Uint64(b[8:])
+		e.FileKey = binary.LittleEndian.Uint64(b[16:])
+		e.ExtraInfo = binary.LittleEndian.Uint64(b[24:])
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[32:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[36:])
+	} else {
+		if len(b) < 24 {
+			return 0, shortPrefix("FileIOSetInfo_V3", len(b), ptrSize, endsFileIOSetInfoV3)
+		}
+		_ = b[23]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.ExtraInfo = uint64(binary.LittleEndian.Uint32(b[12:]))
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[16:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[20:])
+	}
+	return 8 + 4*ptrSize, nil
+}
+
+// endsFileIOSetInfoV3 is where the fixed fields of FileIOSetInfo_V3 end, for the error of a short payload.
+var endsFileIOSetInfoV3 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "FileObject", Bytes: 0, Ptrs: 2},
+	{Name: "FileKey", Bytes: 0, Ptrs: 3},
+	{Name: "ExtraInfo", Bytes: 0, Ptrs: 4},
+	{Name: "IssuingThreadId", Bytes: 4, Ptrs: 4},
+	{Name: "InfoClass", Bytes: 8, Ptrs: 4},
+}
+
+// Encode appends the FileIOSetInfo_V3 wire form for the pointer size.
+func (e *FileIOSetInfoV3) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ExtraInfo, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.IssuingThreadId))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.InfoClass))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIOSetInfoV3) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	dst = append(dst, ",\"ExtraInfo\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, ",\"InfoClass\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.InfoClass))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIOSetInfoV3) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	dst = append(dst, " ExtraInfo="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, " InfoClass="...)
+	dst = strconv.AppendUint(dst, uint64(e.InfoClass), 10)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIOSetInfoV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+	a.Uint(uint64(e.ExtraInfo))
+	a.Uint(uint64(e.InfoClass))
+}
+
+// columnsFileIOSetInfoV3 lists the columns of FileIOSetInfo_V3 (EventInfo.Columns).
+var columnsFileIOSetInfoV3 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ExtraInfo",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "InfoClass",
+}}
+
+// infoFileIOSetInfoV3 describes FileIOSetInfo_V3 (FileIOSetInfoV3.Info).
+var infoFileIOSetInfoV3 = EventInfo{
+	Columns:     columnsFileIOSetInfoV3,
+	DisplayName: "FileIO/SetInfo",
+	ID:          69,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIOSetInfo_V3",
+	Opcode:      69,
+	OpcodeName:  "FileIOSetInfo",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIOSetInfoV3",
+	Version:     3,
+	desc:        &descFileIOSetInfoV3,
+	fields:      &fieldsFileIOSetInfoV3,
+}
+
+// descFileIOSetInfoV3 describes FileIOSetInfo_V3 (EventInfo.Descriptor).
+var descFileIOSetInfoV3 = clrimpl.Descriptor{
+	Columns:      columnsFileIOSetInfoV3,
+	DisplayName:  "FileIO/SetInfo",
+	Fields:       &fieldsFileIOSetInfoV3,
+	ID:           69,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIOSetInfo_V3",
+	Opcode:       69,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      3,
+}
+
+// fieldsFileIOSetInfoV3 writes the fields of FileIOSetInfo_V3 payloads (its Descriptor's Fields).
+var fieldsFileIOSetInfoV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIOSetInfoV3)
+}}
+
+// FileIODeleteV2 is the payload of FileIODelete_V2: event 70 version 2 of FileIo.
+// Task FileIO (0), opcode FileIODelete (70).
+// Template FileIOInfo_V2. Its layout depends on the pointer size.
+type FileIODeleteV2 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// TTID is win:Pointer, pointer-sized on the wire.
+	TTID uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+	// ExtraInfo is win:Pointer, pointer-sized on the wire.
+	ExtraInfo uint64
+	// InfoClass is win:UInt32.
+	InfoClass uint32
+}
+
+// Info describes FileIODelete_V2.
+func (*FileIODeleteV2) Info() *EventInfo {
+	return &infoFileIODeleteV2
+}
+
+// Descriptor describes FileIODelete_V2, as readers of any generated package see it.
+func (*FileIODeleteV2) Descriptor() *clrimpl.Descriptor {
+	return &descFileIODeleteV2
+}
+
+// Decode reads a FileIODelete_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIODeleteV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIODelete_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 44 {
+			return 0, shortPrefix("FileIODelete_V2", len(b), ptrSize, endsFileIODeleteV2)
+		}
+		_ = b[43]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.TTID = binary.LittleEndian.Uint64(b[8:])
+		e.FileObject = binary.LittleEndian.Uint64(b[16:])
+		e.FileKey = binary.LittleEndian.Uint64(b[24:])
+		e.ExtraInfo = binary.LittleEndian.Uint64(b[32:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[40:])
+	} else {
+		if len(b) < 24 {
+			return 0, shortPrefix("FileIODelete_V2", len(b), ptrSize, endsFileIODeleteV2)
+		}
+		_ = b[23]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.TTID = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[12:]))
+		e.ExtraInfo = uint64(binary.LittleEndian.Uint32(b[16:]))
+		e.InfoClass = binary.LittleEndian.Uint32(b[20:])
+	}
+	return 4 + 5*ptrSize, nil
+}
+
+// endsFileIODeleteV2 is where the fixed fields of FileIODelete_V2 end, for the error of a short payload.
+var endsFileIODeleteV2 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "TTID", Bytes: 0, Ptrs: 2},
+	{Name: "FileObject", Bytes: 0, Ptrs: 3},
+	{Name: "FileKey", Bytes: 0, Ptrs: 4},
+	{Name: "ExtraInfo", Bytes: 0, Ptrs: 5},
+	{Name: "InfoClass", Bytes: 4, Ptrs: 5},
+}
+
+// Encode appends the FileIODelete_V2 wire form for the pointer size.
+func (e *FileIODeleteV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.TTID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ExtraInfo, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.InfoClass))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIODeleteV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	dst = append(dst, ",\"ExtraInfo\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, ",\"InfoClass\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.InfoClass))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIODeleteV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	dst = append(dst, " ExtraInfo="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, " InfoClass="...)
+	dst = strconv.AppendUint(dst, uint64(e.InfoClass), 10)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIODeleteV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+	a.Uint(uint64(e.ExtraInfo))
+	a.Uint(uint64(e.InfoClass))
+}
+
+// columnsFileIODeleteV2 lists the columns of FileIODelete_V2 (EventInfo.Columns).
+var columnsFileIODeleteV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ExtraInfo",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "InfoClass",
+}}
+
+// infoFileIODeleteV2 describes FileIODelete_V2 (FileIODeleteV2.Info).
+var infoFileIODeleteV2 = EventInfo{
+	Columns:     columnsFileIODeleteV2,
+	DisplayName: "FileIO/Delete",
+	ID:          70,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIODelete_V2",
+	Opcode:      70,
+	OpcodeName:  "FileIODelete",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIODeleteV2",
+	Version:     2,
+	desc:        &descFileIODeleteV2,
+	fields:      &fieldsFileIODeleteV2,
+}
+
+// descFileIODeleteV2 describes FileIODelete_V2 (EventInfo.Descriptor).
+var descFileIODeleteV2 = clrimpl.Descriptor{
+	Columns:      columnsFileIODeleteV2,
+	DisplayName:  "FileIO/Delete",
+	Fields:       &fieldsFileIODeleteV2,
+	ID:           70,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIODelete_V2",
+	Opcode:       70,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsFileIODeleteV2 writes the fields of FileIODelete_V2 payloads (its Descriptor's Fields).
+var fieldsFileIODeleteV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIODeleteV2)
+}}
+
+// FileIODeleteV3 is the payload of FileIODelete_V3: event 70 version 3 of FileIo.
+// Task FileIO (0), opcode FileIODelete (70).
+// Template FileIOInfo_V3. Its layout depends on the pointer size.
+type FileIODeleteV3 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+	// ExtraInfo is win:Pointer, pointer-sized on the wire.
+	ExtraInfo uint64
+	// IssuingThreadId is win:UInt32.
+	IssuingThreadId uint32
+	// InfoClass is win:UInt32.
+	InfoClass uint32
+}
+
+// Info describes FileIODelete_V3.
+func (*FileIODeleteV3) Info() *EventInfo {
+	return &infoFileIODeleteV3
+}
+
+// Descriptor describes FileIODelete_V3, as readers of any generated package see it.
+func (*FileIODeleteV3) Descriptor() *clrimpl.Descriptor {
+	return &descFileIODeleteV3
+}
+
+// Decode reads a FileIODelete_V3 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIODeleteV3) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIODelete_V3", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 40 {
+			return 0, shortPrefix("FileIODelete_V3", len(b), ptrSize, endsFileIODeleteV3)
+		}
+		_ = b[39]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.FileObject = binary.LittleEndian.Uint64(b[8:])
+		e.FileKey = binary.LittleEndian.Uint64(b[16:])
+		e.ExtraInfo = binary.LittleEndian.Uint64(b[24:])
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[32:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[36:])
+	} else {
+		if len(b) < 24 {
+			return 0, shortPrefix("FileIODelete_V3", len(b), ptrSize, endsFileIODeleteV3)
+		}
+		_ = b[23]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.ExtraInfo = uint64(binary.LittleEndian.Uint32(b[12:]))
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[16:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[20:])
+	}
+	return 8 + 4*ptrSize, nil
+}
+
+// endsFileIODeleteV3 is where the fixed fields of FileIODelete_V3 end, for the error of a short payload.
+var endsFileIODeleteV3 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "FileObject", Bytes: 0, Ptrs: 2},
+	{Name: "FileKey", Bytes: 0, Ptrs: 3},
+	{Name: "ExtraInfo", Bytes: 0, Ptrs: 4},
+	{Name: "IssuingThreadId", Bytes: 4, Ptrs: 4},
+	{Name: "InfoClass", Bytes: 8, Ptrs: 4},
+}
+
+// Encode appends the FileIODelete_V3 wire form for the pointer size.
+func (e *FileIODeleteV3) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ExtraInfo, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.IssuingThreadId))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.InfoClass))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIODeleteV3) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	dst = append(dst, ",\"ExtraInfo\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, ",\"InfoClass\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.InfoClass))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIODeleteV3) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	dst = append(dst, " ExtraInfo="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, " InfoClass="...)
+	dst = strconv.AppendUint(dst, uint64(e.InfoClass), 10)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIODeleteV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+	a.Uint(uint64(e.ExtraInfo))
+	a.Uint(uint64(e.InfoClass))
+}
+
+// columnsFileIODeleteV3 lists the columns of FileIODelete_V3 (EventInfo.Columns).
+var columnsFileIODeleteV3 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ExtraInfo",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "InfoClass",
+}}
+
+// infoFileIODeleteV3 describes FileIODelete_V3 (FileIODeleteV3.Info).
+var infoFileIODeleteV3 = EventInfo{
+	Columns:     columnsFileIODeleteV3,
+	DisplayName: "FileIO/Delete",
+	ID:          70,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIODelete_V3",
+	Opcode:      70,
+	OpcodeName:  "FileIODelete",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIODeleteV3",
+	Version:     3,
+	desc:        &descFileIODeleteV3,
+	fields:      &fieldsFileIODeleteV3,
+}
+
+// descFileIODeleteV3 describes FileIODelete_V3 (EventInfo.Descriptor).
+var descFileIODeleteV3 = clrimpl.Descriptor{
+	Columns:      columnsFileIODeleteV3,
+	DisplayName:  "FileIO/Delete",
+	Fields:       &fieldsFileIODeleteV3,
+	ID:           70,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIODelete_V3",
+	Opcode:       70,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      3,
+}
+
+// fieldsFileIODeleteV3 writes the fields of FileIODelete_V3 payloads (its Descriptor's Fields).
+var fieldsFileIODeleteV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIODeleteV3)
+}}
+
+// FileIORenameV2 is the payload of FileIORename_V2: event 71 version 2 of FileIo.
+// Task FileIO (0), opcode FileIORename (71).
+// Template FileIOInfo_V2. Its layout depends on the pointer size.
+type FileIORenameV2 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// TTID is win:Pointer, pointer-sized on the wire.
+	TTID uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+	// ExtraInfo is win:Pointer, pointer-sized on the wire.
+	ExtraInfo uint64
+	// InfoClass is win:UInt32.
+	InfoClass uint32
+}
+
+// Info describes FileIORename_V2.
+func (*FileIORenameV2) Info() *EventInfo {
+	return &infoFileIORenameV2
+}
+
+// Descriptor describes FileIORename_V2, as readers of any generated package see it.
+func (*FileIORenameV2) Descriptor() *clrimpl.Descriptor {
+	return &descFileIORenameV2
+}
+
+// Decode reads a FileIORename_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIORenameV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIORename_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 44 {
+			return 0, shortPrefix("FileIORename_V2", len(b), ptrSize, endsFileIORenameV2)
+		}
+		_ = b[43]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.TTID = binary.LittleEndian.Uint64(b[8:])
+		e.FileObject = binary.LittleEndian.Uint64(b[16:])
+		e.FileKey = binary.LittleEndian.Uint64(b[24:])
+		e.ExtraInfo = binary.LittleEndian.Uint64(b[32:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[40:])
+	} else {
+		if len(b) < 24 {
+			return 0, shortPrefix("FileIORename_V2", len(b), ptrSize, endsFileIORenameV2)
+		}
+		_ = b[23]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.TTID = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[12:]))
+		e.ExtraInfo = uint64(binary.LittleEndian.Uint32(b[16:]))
+		e.InfoClass = binary.LittleEndian.Uint32(b[20:])
+	}
+	return 4 + 5*ptrSize, nil
+}
+
+// endsFileIORenameV2 is where the fixed fields of FileIORename_V2 end, for the error of a short payload.
+var endsFileIORenameV2 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "TTID", Bytes: 0, Ptrs: 2},
+	{Name: "FileObject", Bytes: 0, Ptrs: 3},
+	{Name: "FileKey", Bytes: 0, Ptrs: 4},
+	{Name: "ExtraInfo", Bytes: 0, Ptrs: 5},
+	{Name: "InfoClass", Bytes: 4, Ptrs: 5},
+}
+
+// Encode appends the FileIORename_V2 wire form for the pointer size.
+func (e *FileIORenameV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.TTID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ExtraInfo, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.InfoClass))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIORenameV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	dst = append(dst, ",\"ExtraInfo\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, ",\"InfoClass\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.InfoClass))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIORenameV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	dst = append(dst, " ExtraInfo="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, " InfoClass="...)
+	dst = strconv.AppendUint(dst, uint64(e.InfoClass), 10)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIORenameV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+	a.Uint(uint64(e.ExtraInfo))
+	a.Uint(uint64(e.InfoClass))
+}
+
+// columnsFileIORenameV2 lists the columns of FileIORename_V2 (EventInfo.Columns).
+var columnsFileIORenameV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ExtraInfo",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "InfoClass",
+}}
+
+// infoFileIORenameV2 describes FileIORename_V2 (FileIORenameV2.Info).
+var infoFileIORenameV2 = EventInfo{
+	Columns:     columnsFileIORenameV2,
+	DisplayName: "FileIO/Rename",
+	ID:          71,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIORename_V2",
+	Opcode:      71,
+	OpcodeName:  "FileIORename",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIORenameV2",
+	Version:     2,
+	desc:        &descFileIORenameV2,
+	fields:      &fieldsFileIORenameV2,
+}
+
+// descFileIORenameV2 describes FileIORename_V2 (EventInfo.Descriptor).
+var descFileIORenameV2 = clrimpl.Descriptor{
+	Columns:      columnsFileIORenameV2,
+	DisplayName:  "FileIO/Rename",
+	Fields:       &fieldsFileIORenameV2,
+	ID:           71,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIORename_V2",
+	Opcode:       71,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsFileIORenameV2 writes the fields of FileIORename_V2 payloads (its Descriptor's Fields).
+var fieldsFileIORenameV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIORenameV2)
+}}
+
+// FileIORenameV3 is the payload of FileIORename_V3: event 71 version 3 of FileIo.
+// Task FileIO (0), opcode FileIORename (71).
+// Template FileIOInfo_V3. Its layout depends on the pointer size.
+type FileIORenameV3 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+	// ExtraInfo is win:Pointer, pointer-sized on the wire.
+	ExtraInfo uint64
+	// IssuingThreadId is win:UInt32.
+	IssuingThreadId uint32
+	// InfoClass is win:UInt32.
+	InfoClass uint32
+}
+
+// Info describes FileIORename_V3.
+func (*FileIORenameV3) Info() *EventInfo {
+	return &infoFileIORenameV3
+}
+
+// Descriptor describes FileIORename_V3, as readers of any generated package see it.
+func (*FileIORenameV3) Descriptor() *clrimpl.Descriptor {
+	return &descFileIORenameV3
+}
+
+// Decode reads a FileIORename_V3 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIORenameV3) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIORename_V3", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 40 {
+			return 0, shortPrefix("FileIORename_V3", len(b), ptrSize, endsFileIORenameV3)
+		}
+		_ = b[39]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.FileObject = binary.LittleEndian.Uint64(b[8:])
+		e.FileKey = binary.LittleEndian.Uint64(b[16:])
+		e.ExtraInfo = binary.LittleEndian.Uint64(b[24:])
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[32:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[36:])
+	} else {
+		if len(b) < 24 {
+			return 0, shortPrefix("FileIORename_V3", len(b), ptrSize, endsFileIORenameV3)
+		}
+		_ = b[23]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.ExtraInfo = uint64(binary.LittleEndian.Uint32(b[12:]))
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[16:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[20:])
+	}
+	return 8 + 4*ptrSize, nil
+}
+
+// endsFileIORenameV3 is where the fixed fields of FileIORename_V3 end, for the error of a short payload.
+var endsFileIORenameV3 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "FileObject", Bytes: 0, Ptrs: 2},
+	{Name: "FileKey", Bytes: 0, Ptrs: 3},
+	{Name: "ExtraInfo", Bytes: 0, Ptrs: 4},
+	{Name: "IssuingThreadId", Bytes: 4, Ptrs: 4},
+	{Name: "InfoClass", Bytes: 8, Ptrs: 4},
+}
+
+// Encode appends the FileIORename_V3 wire form for the pointer size.
+func (e *FileIORenameV3) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ExtraInfo, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.IssuingThreadId))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.InfoClass))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIORenameV3) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	dst = append(dst, ",\"ExtraInfo\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, ",\"InfoClass\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.InfoClass))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIORenameV3) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	dst = append(dst, " ExtraInfo="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, " InfoClass="...)
+	dst = strconv.AppendUint(dst, uint64(e.InfoClass), 10)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIORenameV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+	a.Uint(uint64(e.ExtraInfo))
+	a.Uint(uint64(e.InfoClass))
+}
+
+// columnsFileIORenameV3 lists the columns of FileIORename_V3 (EventInfo.Columns).
+var columnsFileIORenameV3 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ExtraInfo",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "InfoClass",
+}}
+
+// infoFileIORenameV3 describes FileIORename_V3 (FileIORenameV3.Info).
+var infoFileIORenameV3 = EventInfo{
+	Columns:     columnsFileIORenameV3,
+	DisplayName: "FileIO/Rename",
+	ID:          71,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIORename_V3",
+	Opcode:      71,
+	OpcodeName:  "FileIORename",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIORenameV3",
+	Version:     3,
+	desc:        &descFileIORenameV3,
+	fields:      &fieldsFileIORenameV3,
+}
+
+// descFileIORenameV3 describes FileIORename_V3 (EventInfo.Descriptor).
+var descFileIORenameV3 = clrimpl.Descriptor{
+	Columns:      columnsFileIORenameV3,
+	DisplayName:  "FileIO/Rename",
+	Fields:       &fieldsFileIORenameV3,
+	ID:           71,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIORename_V3",
+	Opcode:       71,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      3,
+}
+
+// fieldsFileIORenameV3 writes the fields of FileIORename_V3 payloads (its Descriptor's Fields).
+var fieldsFileIORenameV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIORenameV3)
+}}
+
+// FileIODirEnumV2 is the payload of FileIODirEnum_V2: event 72 version 2 of FileIo.
+// Task FileIO (0), opcode FileIODirEnum (72).
+// Template FileIODirEnum_V2. Its layout depends on the pointer size.
+type FileIODirEnumV2 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// TTID is win:Pointer, pointer-sized on the wire.
+	TTID uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+	// Length is win:UInt32.
+	Length uint32
+	// InfoClass is win:UInt32.
+	InfoClass uint32
+	// FileIndex is win:UInt32.
+	FileIndex uint32
+	// FileName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
+	FileName UTF16
+}
+
+// Info describes FileIODirEnum_V2.
+func (*FileIODirEnumV2) Info() *EventInfo {
+	return &infoFileIODirEnumV2
+}
+
+// Descriptor describes FileIODirEnum_V2, as readers of any generated package see it.
+func (*FileIODirEnumV2) Descriptor() *clrimpl.Descriptor {
+	return &descFileIODirEnumV2
+}
+
+// Decode reads a FileIODirEnum_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIODirEnumV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIODirEnum_V2", "", 0, ErrPointerSize)
+	}
+	var off int
+	if ptrSize == 8 {
+		if len(b) < 44 {
+			return 0, shortPrefix("FileIODirEnum_V2", len(b), ptrSize, endsFileIODirEnumV2)
+		}
+		_ = b[43]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.TTID = binary.LittleEndian.Uint64(b[8:])
+		e.FileObject = binary.LittleEndian.Uint64(b[16:])
+		e.FileKey = binary.LittleEndian.Uint64(b[24:])
+		e.Length = binary.LittleEndian.Uint32(b[32:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[36:])
+		e.FileIndex = binary.LittleEndian.Uint32(b[40:])
+		off = 44
+	} else {
+		if len(b) < 28 {
+			return 0, shortPrefix("FileIODirEnum_V2", len(b), ptrSize, endsFileIODirEnumV2)
+		}
+		_ = b[27]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.TTID = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[12:]))
+		e.Length = binary.LittleEndian.Uint32(b[16:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[20:])
+		e.FileIndex = binary.LittleEndian.Uint32(b[24:])
+		off = 28
+	}
+	{
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
+		if !ok {
+			return 0, decodeError("FileIODirEnum_V2", "FileName", off, ErrUnterminatedString)
+		}
+		e.FileName = s
+		off = next
+	}
+	return off, nil
+}
+
+// endsFileIODirEnumV2 is where the fixed fields of FileIODirEnum_V2 end, for the error of a short payload.
+var endsFileIODirEnumV2 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "TTID", Bytes: 0, Ptrs: 2},
+	{Name: "FileObject", Bytes: 0, Ptrs: 3},
+	{Name: "FileKey", Bytes: 0, Ptrs: 4},
+	{Name: "Length", Bytes: 4, Ptrs: 4},
+	{Name: "InfoClass", Bytes: 8, Ptrs: 4},
+	{Name: "FileIndex", Bytes: 12, Ptrs: 4},
+}
+
+// Encode appends the FileIODirEnum_V2 wire form for the pointer size.
+func (e *FileIODirEnumV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.TTID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Length))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.InfoClass))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FileIndex))
+	dst = clrimpl.AppendUTF16Z(dst, e.FileName)
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIODirEnumV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	dst = append(dst, ",\"Length\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Length))
+	dst = append(dst, ",\"InfoClass\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.InfoClass))
+	dst = append(dst, ",\"FileIndex\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FileIndex))
+	dst = append(dst, ",\"FileName\":"...)
+	dst = e.FileName.AppendJSON(dst)
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIODirEnumV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	dst = append(dst, " Length="...)
+	dst = strconv.AppendUint(dst, uint64(e.Length), 10)
+	dst = append(dst, " InfoClass="...)
+	dst = strconv.AppendUint(dst, uint64(e.InfoClass), 10)
+	dst = append(dst, " FileIndex="...)
+	dst = strconv.AppendUint(dst, uint64(e.FileIndex), 10)
+	dst = append(dst, " FileName="...)
+	dst = e.FileName.AppendJSON(dst)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIODirEnumV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+	a.Uint(uint64(e.Length))
+	a.Uint(uint64(e.InfoClass))
+	a.Uint(uint64(e.FileIndex))
+	a.Bytes(e.FileName.AppendUTF8(a.Scratch()))
+}
+
+// columnsFileIODirEnumV2 lists the columns of FileIODirEnum_V2 (EventInfo.Columns).
+var columnsFileIODirEnumV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Length",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "InfoClass",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FileIndex",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FileName",
+}}
+
+// infoFileIODirEnumV2 describes FileIODirEnum_V2 (FileIODirEnumV2.Info).
+var infoFileIODirEnumV2 = EventInfo{
+	Columns:     columnsFileIODirEnumV2,
+	DisplayName: "FileIO/DirEnum",
+	ID:          72,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIODirEnum_V2",
+	Opcode:      72,
+	OpcodeName:  "FileIODirEnum",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIODirEnumV2",
+	Version:     2,
+	desc:        &descFileIODirEnumV2,
+	fields:      &fieldsFileIODirEnumV2,
+}
+
+// descFileIODirEnumV2 describes FileIODirEnum_V2 (EventInfo.Descriptor).
+var descFileIODirEnumV2 = clrimpl.Descriptor{
+	Columns:      columnsFileIODirEnumV2,
+	DisplayName:  "FileIO/DirEnum",
+	Fields:       &fieldsFileIODirEnumV2,
+	ID:           72,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIODirEnum_V2",
+	Opcode:       72,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsFileIODirEnumV2 writes the fields of FileIODirEnum_V2 payloads (its Descriptor's Fields).
+var fieldsFileIODirEnumV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIODirEnumV2)
+}}
+
+// FileIODirEnumV3 is the payload of FileIODirEnum_V3: event 72 version 3 of FileIo.
+// Task FileIO (0), opcode FileIODirEnum (72).
+// Template FileIODirEnum_V3. Its layout depends on the pointer size.
+type FileIODirEnumV3 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+	// IssuingThreadId is win:UInt32.
+	IssuingThreadId uint32
+	// Length is win:UInt32.
+	Length uint32
+	// InfoClass is win:UInt32.
+	InfoClass uint32
+	// FileIndex is win:UInt32.
+	FileIndex uint32
+	// FileName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
+	FileName UTF16
+}
+
+// Info describes FileIODirEnum_V3.
+func (*FileIODirEnumV3) Info() *EventInfo {
+	return &infoFileIODirEnumV3
+}
+
+// Descriptor describes FileIODirEnum_V3, as readers of any generated package see it.
+func (*FileIODirEnumV3) Descriptor() *clrimpl.Descriptor {
+	return &descFileIODirEnumV3
+}
+
+// Decode reads a FileIODirEnum_V3 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIODirEnumV3) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIODirEnum_V3", "", 0, ErrPointerSize)
+	}
+	var off int
+	if ptrSize == 8 {
+		if len(b) < 40 {
+			return 0, shortPrefix("FileIODirEnum_V3", len(b), ptrSize, endsFileIODirEnumV3)
+		}
+		_ = b[39]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.FileObject = binary.LittleEndian.Uint64(b[8:])
+		e.FileKey = binary.LittleEndian.Uint64(b[16:])
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[24:])
+		e.Length = binary.LittleEndian.Uint32(b[28:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[32:])
+		e.FileIndex = binary.LittleEndian.Uint32(b[36:])
+		off = 40
+	} else {
+		if len(b) < 28 {
+			return 0, shortPrefix("FileIODirEnum_V3", len(b), ptrSize, endsFileIODirEnumV3)
+		}
+		_ = b[27]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[12:])
+		e.Length = binary.LittleEndian.Uint32(b[16:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[20:])
+		e.FileIndex = binary.LittleEndian.Uint32(b[24:])
+		off = 28
+	}
+	{
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
+		if !ok {
+			return 0, decodeError("FileIODirEnum_V3", "FileName", off, ErrUnterminatedString)
+		}
+		e.FileName = s
+		off = next
+	}
+	return off, nil
+}
+
+// endsFileIODirEnumV3 is where the fixed fields of FileIODirEnum_V3 end, for the error of a short payload.
+var endsFileIODirEnumV3 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "FileObject", Bytes: 0, Ptrs: 2},
+	{Name: "FileKey", Bytes: 0, Ptrs: 3},
+	{Name: "IssuingThreadId", Bytes: 4, Ptrs: 3},
+	{Name: "Length", Bytes: 8, Ptrs: 3},
+	{Name: "InfoClass", Bytes: 12, Ptrs: 3},
+	{Name: "FileIndex", Bytes: 16, Ptrs: 3},
+}
+
+// Encode appends the FileIODirEnum_V3 wire form for the pointer size.
+func (e *FileIODirEnumV3) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.IssuingThreadId))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Length))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.InfoClass))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FileIndex))
+	dst = clrimpl.AppendUTF16Z(dst, e.FileName)
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIODirEnumV3) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	dst = append(dst, ",\"Length\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Length))
+	dst = append(dst, ",\"InfoClass\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.InfoClass))
+	dst = append(dst, ",\"FileIndex\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FileIndex))
+	dst = append(dst, ",\"FileName\":"...)
+	dst = e.FileName.AppendJSON(dst)
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIODirEnumV3) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	dst = append(dst, " Length="...)
+	dst = strconv.AppendUint(dst, uint64(e.Length), 10)
+	dst = append(dst, " InfoClass="...)
+	dst = strconv.AppendUint(dst, uint64(e.InfoClass), 10)
+	dst = append(dst, " FileIndex="...)
+	dst = strconv.AppendUint(dst, uint64(e.FileIndex), 10)
+	dst = append(dst, " FileName="...)
+	dst = e.FileName.AppendJSON(dst)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIODirEnumV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+	a.Uint(uint64(e.Length))
+	a.Uint(uint64(e.InfoClass))
+	a.Uint(uint64(e.FileIndex))
+	a.Bytes(e.FileName.AppendUTF8(a.Scratch()))
+}
+
+// columnsFileIODirEnumV3 lists the columns of FileIODirEnum_V3 (EventInfo.Columns).
+var columnsFileIODirEnumV3 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Length",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "InfoClass",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FileIndex",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FileName",
+}}
+
+// infoFileIODirEnumV3 describes FileIODirEnum_V3 (FileIODirEnumV3.Info).
+var infoFileIODirEnumV3 = EventInfo{
+	Columns:     columnsFileIODirEnumV3,
+	DisplayName: "FileIO/DirEnum",
+	ID:          72,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIODirEnum_V3",
+	Opcode:      72,
+	OpcodeName:  "FileIODirEnum",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIODirEnumV3",
+	Version:     3,
+	desc:        &descFileIODirEnumV3,
+	fields:      &fieldsFileIODirEnumV3,
+}
+
+// descFileIODirEnumV3 describes FileIODirEnum_V3 (EventInfo.Descriptor).
+var descFileIODirEnumV3 = clrimpl.Descriptor{
+	Columns:      columnsFileIODirEnumV3,
+	DisplayName:  "FileIO/DirEnum",
+	Fields:       &fieldsFileIODirEnumV3,
+	ID:           72,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIODirEnum_V3",
+	Opcode:       72,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      3,
+}
+
+// fieldsFileIODirEnumV3 writes the fields of FileIODirEnum_V3 payloads (its Descriptor's Fields).
+var fieldsFileIODirEnumV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIODirEnumV3)
+}}
+
+// FileIOFlushV2 is the payload of FileIOFlush_V2: event 73 version 2 of FileIo.
+// Task FileIO (0), opcode FileIOFlush (73).
+// Template FileIOSimpleOp_V2. Its layout depends on the pointer size.
+type FileIOFlushV2 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// TTID is win:Pointer, pointer-sized on the wire.
+	TTID uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+}
+
+// Info describes FileIOFlush_V2.
+func (*FileIOFlushV2) Info() *EventInfo {
+	return &infoFileIOFlushV2
+}
+
+// Descriptor describes FileIOFlush_V2, as readers of any generated package see it.
+func (*FileIOFlushV2) Descriptor() *clrimpl.Descriptor {
+	return &descFileIOFlushV2
+}
+
+// Decode reads a FileIOFlush_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIOFlushV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIOFlush_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 32 {
+			return 0, shortPrefix("FileIOFlush_V2", len(b), ptrSize, endsFileIOFlushV2)
+		}
+		_ = b[31]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.TTID = binary.LittleEndian.Uint64(b[8:])
+		e.FileObject = binary.LittleEndian.Uint64(b[16:])
+		e.FileKey = binary.LittleEndian.Uint64(b[24:])
+	} else {
+		if len(b) < 16 {
+			return 0, shortPrefix("FileIOFlush_V2", len(b), ptrSize, endsFileIOFlushV2)
+		}
+		_ = b[15]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.TTID = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[12:]))
+	}
+	return 4 * ptrSize, nil
+}
+
+// endsFileIOFlushV2 is where the fixed fields of FileIOFlush_V2 end, for the error of a short payload.
+var endsFileIOFlushV2 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "TTID", Bytes: 0, Ptrs: 2},
+	{Name: "FileObject", Bytes: 0, Ptrs: 3},
+	{Name: "FileKey", Bytes: 0, Ptrs: 4},
+}
+
+// Encode appends the FileIOFlush_V2 wire form for the pointer size.
+func (e *FileIOFlushV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.TTID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIOFlushV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIOFlushV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIOFlushV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+}
+
+// columnsFileIOFlushV2 lists the columns of FileIOFlush_V2 (EventInfo.Columns).
+var columnsFileIOFlushV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}}
+
+// infoFileIOFlushV2 describes FileIOFlush_V2 (FileIOFlushV2.Info).
+var infoFileIOFlushV2 = EventInfo{
+	Columns:     columnsFileIOFlushV2,
+	DisplayName: "FileIO/Flush",
+	ID:          73,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIOFlush_V2",
+	Opcode:      73,
+	OpcodeName:  "FileIOFlush",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIOFlushV2",
+	Version:     2,
+	desc:        &descFileIOFlushV2,
+	fields:      &fieldsFileIOFlushV2,
+}
+
+// descFileIOFlushV2 describes FileIOFlush_V2 (EventInfo.Descriptor).
+var descFileIOFlushV2 = clrimpl.Descriptor{
+	Columns:      columnsFileIOFlushV2,
+	DisplayName:  "FileIO/Flush",
+	Fields:       &fieldsFileIOFlushV2,
+	ID:           73,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIOFlush_V2",
+	Opcode:       73,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsFileIOFlushV2 writes the fields of FileIOFlush_V2 payloads (its Descriptor's Fields).
+var fieldsFileIOFlushV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIOFlushV2)
+}}
+
+// FileIOFlushV3 is the payload of FileIOFlush_V3: event 73 version 3 of FileIo.
+// Task FileIO (0), opcode FileIOFlush (73).
+// Template FileIOSimpleOp_V3. Its layout depends on the pointer size.
+type FileIOFlushV3 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+	// IssuingThreadId is win:UInt32.
+	IssuingThreadId uint32
+}
+
+// Info describes FileIOFlush_V3.
+func (*FileIOFlushV3) Info() *EventInfo {
+	return &infoFileIOFlushV3
+}
+
+// Descriptor describes FileIOFlush_V3, as readers of any generated package see it.
+func (*FileIOFlushV3) Descriptor() *clrimpl.Descriptor {
+	return &descFileIOFlushV3
+}
+
+// Decode reads a FileIOFlush_V3 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIOFlushV3) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIOFlush_V3", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 28 {
+			return 0, shortPrefix("FileIOFlush_V3", len(b), ptrSize, endsFileIOFlushV3)
+		}
+		_ = b[27]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.FileObject = binary.LittleEndian.Uint64(b[8:])
+		e.FileKey = binary.LittleEndian.Uint64(b[16:])
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[24:])
+	} else {
+		if len(b) < 16 {
+			return 0, shortPrefix("FileIOFlush_V3", len(b), ptrSize, endsFileIOFlushV3)
+		}
+		_ = b[15]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[12:])
+	}
+	return 4 + 3*ptrSize, nil
+}
+
+// endsFileIOFlushV3 is where the fixed fields of FileIOFlush_V3 end, for the error of a short payload.
+var endsFileIOFlushV3 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "FileObject", Bytes: 0, Ptrs: 2},
+	{Name: "FileKey", Bytes: 0, Ptrs: 3},
+	{Name: "IssuingThreadId", Bytes: 4, Ptrs: 3},
+}
+
+// Encode appends the FileIOFlush_V3 wire form for the pointer size.
+func (e *FileIOFlushV3) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.IssuingThreadId))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIOFlushV3) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIOFlushV3) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIOFlushV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+}
+
+// columnsFileIOFlushV3 lists the columns of FileIOFlush_V3 (EventInfo.Columns).
+var columnsFileIOFlushV3 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}}
+
+// infoFileIOFlushV3 describes FileIOFlush_V3 (FileIOFlushV3.Info).
+var infoFileIOFlushV3 = EventInfo{
+	Columns:     columnsFileIOFlushV3,
+	DisplayName: "FileIO/Flush",
+	ID:          73,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIOFlush_V3",
+	Opcode:      73,
+	OpcodeName:  "FileIOFlush",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIOFlushV3",
+	Version:     3,
+	desc:        &descFileIOFlushV3,
+	fields:      &fieldsFileIOFlushV3,
+}
+
+// descFileIOFlushV3 describes FileIOFlush_V3 (EventInfo.Descriptor).
+var descFileIOFlushV3 = clrimpl.Descriptor{
+	Columns:      columnsFileIOFlushV3,
+	DisplayName:  "FileIO/Flush",
+	Fields:       &fieldsFileIOFlushV3,
+	ID:           73,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIOFlush_V3",
+	Opcode:       73,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      3,
+}
+
+// fieldsFileIOFlushV3 writes the fields of FileIOFlush_V3 payloads (its Descriptor's Fields).
+var fieldsFileIOFlushV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIOFlushV3)
+}}
+
+// FileIOQueryInfoV2 is the payload of FileIOQueryInfo_V2: event 74 version 2 of FileIo.
+// Task FileIO (0), opcode FileIOQueryInfo (74).
+// Template FileIOInfo_V2. Its layout depends on the pointer size.
+type FileIOQueryInfoV2 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// TTID is win:Pointer, pointer-sized on the wire.
+	TTID uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+	// ExtraInfo is win:Pointer, pointer-sized on the wire.
+	ExtraInfo uint64
+	// InfoClass is win:UInt32.
+	InfoClass uint32
+}
+
+// Info describes FileIOQueryInfo_V2.
+func (*FileIOQueryInfoV2) Info() *EventInfo {
+	return &infoFileIOQueryInfoV2
+}
+
+// Descriptor describes FileIOQueryInfo_V2, as readers of any generated package see it.
+func (*FileIOQueryInfoV2) Descriptor() *clrimpl.Descriptor {
+	return &descFileIOQueryInfoV2
+}
+
+// Decode reads a FileIOQueryInfo_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIOQueryInfoV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIOQueryInfo_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 44 {
+			return 0, shortPrefix("FileIOQueryInfo_V2", len(b), ptrSize, endsFileIOQueryInfoV2)
+		}
+		_ = b[43]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.TTID = binary.LittleEndian.Uint64(b[8:])
+		e.FileObject = binary.LittleEndian.Uint64(b[16:])
+		e.FileKey = binary.LittleEndian.Uint64(b[24:])
+		e.ExtraInfo = binary.LittleEndian.Uint64(b[32:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[40:])
+	} else {
+		if len(b) < 24 {
+			return 0, shortPrefix("FileIOQueryInfo_V2", len(b), ptrSize, endsFileIOQueryInfoV2)
+		}
+		_ = b[23]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.TTID = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[12:]))
+		e.ExtraInfo = uint64(binary.LittleEndian.Uint32(b[16:]))
+		e.InfoClass = binary.LittleEndian.Uint32(b[20:])
+	}
+	return 4 + 5*ptrSize, nil
+}
+
+// endsFileIOQueryInfoV2 is where the fixed fields of FileIOQueryInfo_V2 end, for the error of a short payload.
+var endsFileIOQueryInfoV2 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "TTID", Bytes: 0, Ptrs: 2},
+	{Name: "FileObject", Bytes: 0, Ptrs: 3},
+	{Name: "FileKey", Bytes: 0, Ptrs: 4},
+	{Name: "ExtraInfo", Bytes: 0, Ptrs: 5},
+	{Name: "InfoClass", Bytes: 4, Ptrs: 5},
+}
+
+// Encode appends the FileIOQueryInfo_V2 wire form for the pointer size.
+func (e *FileIOQueryInfoV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.TTID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ExtraInfo, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.InfoClass))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIOQueryInfoV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	dst = append(dst, ",\"ExtraInfo\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, ",\"InfoClass\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.InfoClass))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIOQueryInfoV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	dst = append(dst, " ExtraInfo="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, " InfoClass="...)
+	dst = strconv.AppendUint(dst, uint64(e.InfoClass), 10)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIOQueryInfoV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+	a.Uint(uint64(e.ExtraInfo))
+	a.Uint(uint64(e.InfoClass))
+}
+
+// columnsFileIOQueryInfoV2 lists the columns of FileIOQueryInfo_V2 (EventInfo.Columns).
+var columnsFileIOQueryInfoV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ExtraInfo",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "InfoClass",
+}}
+
+// infoFileIOQueryInfoV2 describes FileIOQueryInfo_V2 (FileIOQueryInfoV2.Info).
+var infoFileIOQueryInfoV2 = EventInfo{
+	Columns:     columnsFileIOQueryInfoV2,
+	DisplayName: "FileIO/QueryInfo",
+	ID:          74,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIOQueryInfo_V2",
+	Opcode:      74,
+	OpcodeName:  "FileIOQueryInfo",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIOQueryInfoV2",
+	Version:     2,
+	desc:        &descFileIOQueryInfoV2,
+	fields:      &fieldsFileIOQueryInfoV2,
+}
+
+// descFileIOQueryInfoV2 describes FileIOQueryInfo_V2 (EventInfo.Descriptor).
+var descFileIOQueryInfoV2 = clrimpl.Descriptor{
+	Columns:      columnsFileIOQueryInfoV2,
+	DisplayName:  "FileIO/QueryInfo",
+	Fields:       &fieldsFileIOQueryInfoV2,
+	ID:           74,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIOQueryInfo_V2",
+	Opcode:       74,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsFileIOQueryInfoV2 writes the fields of FileIOQueryInfo_V2 payloads (its Descriptor's Fields).
+var fieldsFileIOQueryInfoV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIOQueryInfoV2)
+}}
+
+// FileIOQueryInfoV3 is the payload of FileIOQueryInfo_V3: event 74 version 3 of FileIo.
+// Task FileIO (0), opcode FileIOQueryInfo (74).
+// Template FileIOInfo_V3. Its layout depends on the pointer size.
+type FileIOQueryInfoV3 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+	// ExtraInfo is win:Pointer, pointer-sized on the wire.
+	ExtraInfo uint64
+	// IssuingThreadId is win:UInt32.
+	IssuingThreadId uint32
+	// InfoClass is win:UInt32.
+	InfoClass uint32
+}
+
+// Info describes FileIOQueryInfo_V3.
+func (*FileIOQueryInfoV3) Info() *EventInfo {
+	return &infoFileIOQueryInfoV3
+}
+
+// Descriptor describes FileIOQueryInfo_V3, as readers of any generated package see it.
+func (*FileIOQueryInfoV3) Descriptor() *clrimpl.Descriptor {
+	return &descFileIOQueryInfoV3
+}
+
+// Decode reads a FileIOQueryInfo_V3 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIOQueryInfoV3) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIOQueryInfo_V3", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 40 {
+			return 0, shortPrefix("FileIOQueryInfo_V3", len(b), ptrSize, endsFileIOQueryInfoV3)
+		}
+		_ = b[39]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.FileObject = binary.LittleEndian.Uint64(b[8:])
+		e.FileKey = binary.LittleEndian.Uint64(b[16:])
+		e.ExtraInfo = binary.LittleEndian.Uint64(b[24:])
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[32:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[36:])
+	} else {
+		if len(b) < 24 {
+			return 0, shortPrefix("FileIOQueryInfo_V3", len(b), ptrSize, endsFileIOQueryInfoV3)
+		}
+		_ = b[23]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.ExtraInfo = uint64(binary.LittleEndian.Uint32(b[12:]))
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[16:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[20:])
+	}
+	return 8 + 4*ptrSize, nil
+}
+
+// endsFileIOQueryInfoV3 is where the fixed fields of FileIOQueryInfo_V3 end, for the error of a short payload.
+var endsFileIOQueryInfoV3 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "FileObject", Bytes: 0, Ptrs: 2},
+	{Name: "FileKey", Bytes: 0, Ptrs: 3},
+	{Name: "ExtraInfo", Bytes: 0, Ptrs: 4},
+	{Name: "IssuingThreadId", Bytes: 4, Ptrs: 4},
+	{Name: "InfoClass", Bytes: 8, Ptrs: 4},
+}
+
+// Encode appends the FileIOQueryInfo_V3 wire form for the pointer size.
+func (e *FileIOQueryInfoV3) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ExtraInfo, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.IssuingThreadId))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.InfoClass))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIOQueryInfoV3) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	dst = append(dst, ",\"ExtraInfo\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, ",\"InfoClass\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.InfoClass))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIOQueryInfoV3) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	dst = append(dst, " ExtraInfo="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, " InfoClass="...)
+	dst = strconv.AppendUint(dst, uint64(e.InfoClass), 10)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIOQueryInfoV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+	a.Uint(uint64(e.ExtraInfo))
+	a.Uint(uint64(e.InfoClass))
+}
+
+// columnsFileIOQueryInfoV3 lists the columns of FileIOQueryInfo_V3 (EventInfo.Columns).
+var columnsFileIOQueryInfoV3 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ExtraInfo",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "InfoClass",
+}}
+
+// infoFileIOQueryInfoV3 describes FileIOQueryInfo_V3 (FileIOQueryInfoV3.Info).
+var infoFileIOQueryInfoV3 = EventInfo{
+	Columns:     columnsFileIOQueryInfoV3,
+	DisplayName: "FileIO/QueryInfo",
+	ID:          74,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIOQueryInfo_V3",
+	Opcode:      74,
+	OpcodeName:  "FileIOQueryInfo",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIOQueryInfoV3",
+	Version:     3,
+	desc:        &descFileIOQueryInfoV3,
+	fields:      &fieldsFileIOQueryInfoV3,
+}
+
+// descFileIOQueryInfoV3 describes FileIOQueryInfo_V3 (EventInfo.Descriptor).
+var descFileIOQueryInfoV3 = clrimpl.Descriptor{
+	Columns:      columnsFileIOQueryInfoV3,
+	DisplayName:  "FileIO/QueryInfo",
+	Fields:       &fieldsFileIOQueryInfoV3,
+	ID:           74,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIOQueryInfo_V3",
+	Opcode:       74,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      3,
+}
+
+// fieldsFileIOQueryInfoV3 writes the fields of FileIOQueryInfo_V3 payloads (its Descriptor's Fields).
+var fieldsFileIOQueryInfoV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIOQueryInfoV3)
+}}
+
+// FileIOFSControlV2 is the payload of FileIOFSControl_V2: event 75 version 2 of FileIo.
+// Task FileIO (0), opcode FileIOFSControl (75).
+// Template FileIOInfo_V2. Its layout depends on the pointer size.
+type FileIOFSControlV2 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// TTID is win:Pointer, pointer-sized on the wire.
+	TTID uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+	// ExtraInfo is win:Pointer, pointer-sized on the wire.
+	ExtraInfo uint64
+	// InfoClass is win:UInt32.
+	InfoClass uint32
+}
+
+// Info describes FileIOFSControl_V2.
+func (*FileIOFSControlV2) Info() *EventInfo {
+	return &infoFileIOFSControlV2
+}
+
+// Descriptor describes FileIOFSControl_V2, as readers of any generated package see it.
+func (*FileIOFSControlV2) Descriptor() *clrimpl.Descriptor {
+	return &descFileIOFSControlV2
+}
+
+// Decode reads a FileIOFSControl_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIOFSControlV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIOFSControl_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 44 {
+			return 0, shortPrefix("FileIOFSControl_V2", len(b), ptrSize, endsFileIOFSControlV2)
+		}
+		_ = b[43]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.TTID = binary.LittleEndian.Uint64(b[8:])
+		e.FileObject = binary.LittleEndian.Uint64(b[16:])
+		e.FileKey = binary.LittleEndian.Uint64(b[24:])
+		e.ExtraInfo = binary.LittleEndian.Uint64(b[32:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[40:])
+	} else {
+		if len(b) < 24 {
+			return 0, shortPrefix("FileIOFSControl_V2", len(b), ptrSize, endsFileIOFSControlV2)
+		}
+		_ = b[23]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.TTID = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[12:]))
+		e.ExtraInfo = uint64(binary.LittleEndian.Uint32(b[16:]))
+		e.InfoClass = binary.LittleEndian.Uint32(b[20:])
+	}
+	return 4 + 5*ptrSize, nil
+}
+
+// endsFileIOFSControlV2 is where the fixed fields of FileIOFSControl_V2 end, for the error of a short payload.
+var endsFileIOFSControlV2 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "TTID", Bytes: 0, Ptrs: 2},
+	{Name: "FileObject", Bytes: 0, Ptrs: 3},
+	{Name: "FileKey", Bytes: 0, Ptrs: 4},
+	{Name: "ExtraInfo", Bytes: 0, Ptrs: 5},
+	{Name: "InfoClass", Bytes: 4, Ptrs: 5},
+}
+
+// Encode appends the FileIOFSControl_V2 wire form for the pointer size.
+func (e *FileIOFSControlV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.TTID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ExtraInfo, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.InfoClass))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIOFSControlV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	dst = append(dst, ",\"ExtraInfo\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, ",\"InfoClass\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.InfoClass))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIOFSControlV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	dst = append(dst, " ExtraInfo="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, " InfoClass="...)
+	dst = strconv.AppendUint(dst, uint64(e.InfoClass), 10)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIOFSControlV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+	a.Uint(uint64(e.ExtraInfo))
+	a.Uint(uint64(e.InfoClass))
+}
+
+// columnsFileIOFSControlV2 lists the columns of FileIOFSControl_V2 (EventInfo.Columns).
+var columnsFileIOFSControlV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ExtraInfo",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "InfoClass",
+}}
+
+// infoFileIOFSControlV2 describes FileIOFSControl_V2 (FileIOFSControlV2.Info).
+var infoFileIOFSControlV2 = EventInfo{
+	Columns:     columnsFileIOFSControlV2,
+	DisplayName: "FileIO/FSControl",
+	ID:          75,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIOFSControl_V2",
+	Opcode:      75,
+	OpcodeName:  "FileIOFSControl",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIOFSControlV2",
+	Version:     2,
+	desc:        &descFileIOFSControlV2,
+	fields:      &fieldsFileIOFSControlV2,
+}
+
+// descFileIOFSControlV2 describes FileIOFSControl_V2 (EventInfo.Descriptor).
+var descFileIOFSControlV2 = clrimpl.Descriptor{
+	Columns:      columnsFileIOFSControlV2,
+	DisplayName:  "FileIO/FSControl",
+	Fields:       &fieldsFileIOFSControlV2,
+	ID:           75,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIOFSControl_V2",
+	Opcode:       75,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsFileIOFSControlV2 writes the fields of FileIOFSControl_V2 payloads (its Descriptor's Fields).
+var fieldsFileIOFSControlV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIOFSControlV2)
+}}
+
+// FileIOFSControlV3 is the payload of FileIOFSControl_V3: event 75 version 3 of FileIo.
+// Task FileIO (0), opcode FileIOFSControl (75).
+// Template FileIOInfo_V3. Its layout depends on the pointer size.
+type FileIOFSControlV3 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+	// ExtraInfo is win:Pointer, pointer-sized on the wire.
+	ExtraInfo uint64
+	// IssuingThreadId is win:UInt32.
+	IssuingThreadId uint32
+	// InfoClass is win:UInt32.
+	InfoClass uint32
+}
+
+// Info describes FileIOFSControl_V3.
+func (*FileIOFSControlV3) Info() *EventInfo {
+	return &infoFileIOFSControlV3
+}
+
+// Descriptor describes FileIOFSControl_V3, as readers of any generated package see it.
+func (*FileIOFSControlV3) Descriptor() *clrimpl.Descriptor {
+	return &descFileIOFSControlV3
+}
+
+// Decode reads a FileIOFSControl_V3 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIOFSControlV3) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIOFSControl_V3", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 40 {
+			return 0, shortPrefix("FileIOFSControl_V3", len(b), ptrSize, endsFileIOFSControlV3)
+		}
+		_ = b[39]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.FileObject = binary.LittleEndian.Uint64(b[8:])
+		e.FileKey = binary.LittleEndian.Uint64(b[16:])
+		e.ExtraInfo = binary.LittleEndian.Uint64(b[24:])
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[32:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[36:])
+	} else {
+		if len(b) < 24 {
+			return 0, shortPrefix("FileIOFSControl_V3", len(b), ptrSize, endsFileIOFSControlV3)
+		}
+		_ = b[23]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.ExtraInfo = uint64(binary.LittleEndian.Uint32(b[12:]))
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[16:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[20:])
+	}
+	return 8 + 4*ptrSize, nil
+}
+
+// endsFileIOFSControlV3 is where the fixed fields of FileIOFSControl_V3 end, for the error of a short payload.
+var endsFileIOFSControlV3 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "FileObject", Bytes: 0, Ptrs: 2},
+	{Name: "FileKey", Bytes: 0, Ptrs: 3},
+	{Name: "ExtraInfo", Bytes: 0, Ptrs: 4},
+	{Name: "IssuingThreadId", Bytes: 4, Ptrs: 4},
+	{Name: "InfoClass", Bytes: 8, Ptrs: 4},
+}
+
+// Encode appends the FileIOFSControl_V3 wire form for the pointer size.
+func (e *FileIOFSControlV3) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ExtraInfo, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.IssuingThreadId))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.InfoClass))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIOFSControlV3) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	dst = append(dst, ",\"ExtraInfo\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, ",\"InfoClass\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.InfoClass))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIOFSControlV3) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	dst = append(dst, " ExtraInfo="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, " InfoClass="...)
+	dst = strconv.AppendUint(dst, uint64(e.InfoClass), 10)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIOFSControlV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+	a.Uint(uint64(e.ExtraInfo))
+	a.Uint(uint64(e.InfoClass))
+}
+
+// columnsFileIOFSControlV3 lists the columns of FileIOFSControl_V3 (EventInfo.Columns).
+var columnsFileIOFSControlV3 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ExtraInfo",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "InfoClass",
+}}
+
+// infoFileIOFSControlV3 describes FileIOFSControl_V3 (FileIOFSControlV3.Info).
+var infoFileIOFSControlV3 = EventInfo{
+	Columns:     columnsFileIOFSControlV3,
+	DisplayName: "FileIO/FSControl",
+	ID:          75,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIOFSControl_V3",
+	Opcode:      75,
+	OpcodeName:  "FileIOFSControl",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIOFSControlV3",
+	Version:     3,
+	desc:        &descFileIOFSControlV3,
+	fields:      &fieldsFileIOFSControlV3,
+}
+
+// descFileIOFSControlV3 describes FileIOFSControl_V3 (EventInfo.Descriptor).
+var descFileIOFSControlV3 = clrimpl.Descriptor{
+	Columns:      columnsFileIOFSControlV3,
+	DisplayName:  "FileIO/FSControl",
+	Fields:       &fieldsFileIOFSControlV3,
+	ID:           75,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIOFSControl_V3",
+	Opcode:       75,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      3,
+}
+
+// fieldsFileIOFSControlV3 writes the fields of FileIOFSControl_V3 payloads (its Descriptor's Fields).
+var fieldsFileIOFSControlV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIOFSControlV3)
+}}
+
+// FileIOOperationEndV2 is the payload of FileIOOperationEnd_V2: event 76 version 2 of FileIo.
+// Task FileIO (0), opcode FileIOOperationEnd (76).
+// Template FileIOOpEnd_V2. Its layout depends on the pointer size.
+type FileIOOperationEndV2 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// ExtraInfo is win:Pointer, pointer-sized on the wire.
+	ExtraInfo uint64
+	// NtStatus is win:Int32.
+	NtStatus int32
+}
+
+// Info describes FileIOOperationEnd_V2.
+func (*FileIOOperationEndV2) Info() *EventInfo {
+	return &infoFileIOOperationEndV2
+}
+
+// Descriptor describes FileIOOperationEnd_V2, as readers of any generated package see it.
+func (*FileIOOperationEndV2) Descriptor() *clrimpl.Descriptor {
+	return &descFileIOOperationEndV2
+}
+
+// Decode reads a FileIOOperationEnd_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIOOperationEndV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIOOperationEnd_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 20 {
+			return 0, shortPrefix("FileIOOperationEnd_V2", len(b), ptrSize, endsFileIOOperationEndV2)
+		}
+		_ = b[19]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.ExtraInfo = binary.LittleEndian.Uint64(b[8:])
+		e.NtStatus = int32(binary.LittleEndian.Uint32(b[16:]))
+	} else {
+		if len(b) < 12 {
+			return 0, shortPrefix("FileIOOperationEnd_V2", len(b), ptrSize, endsFileIOOperationEndV2)
+		}
+		_ = b[11]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.ExtraInfo = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.NtStatus = int32(binary.LittleEndian.Uint32(b[8:]))
+	}
+	return 4 + 2*ptrSize, nil
+}
+
+// endsFileIOOperationEndV2 is where the fixed fields of FileIOOperationEnd_V2 end, for the error of a short payload.
+var endsFileIOOperationEndV2 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "ExtraInfo", Bytes: 0, Ptrs: 2},
+	{Name: "NtStatus", Bytes: 4, Ptrs: 2},
+}
+
+// Encode appends the FileIOOperationEnd_V2 wire form for the pointer size.
+func (e *FileIOOperationEndV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ExtraInfo, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.NtStatus))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIOOperationEndV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"ExtraInfo\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, ",\"NtStatus\":"...)
+	dst = clrimpl.AppendJSONInt(dst, int64(e.NtStatus))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIOOperationEndV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " ExtraInfo="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, " NtStatus="...)
+	dst = strconv.AppendInt(dst, int64(e.NtStatus), 10)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIOOperationEndV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.ExtraInfo))
+	a.Int(int64(e.NtStatus))
+}
+
+// columnsFileIOOperationEndV2 lists the columns of FileIOOperationEnd_V2 (EventInfo.Columns).
+var columnsFileIOOperationEndV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ExtraInfo",
+}, {
+	Kind: clrimpl.ColumnInt32,
+	Name: "NtStatus",
+}}
+
+// infoFileIOOperationEndV2 describes FileIOOperationEnd_V2 (FileIOOperationEndV2.Info).
+var infoFileIOOperationEndV2 = EventInfo{
+	Columns:     columnsFileIOOperationEndV2,
+	DisplayName: "FileIO/OperationEnd",
+	ID:          76,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIOOperationEnd_V2",
+	Opcode:      76,
+	OpcodeName:  "FileIOOperationEnd",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIOOperationEndV2",
+	Version:     2,
+	desc:        &descFileIOOperationEndV2,
+	fields:      &fieldsFileIOOperationEndV2,
+}
+
+// descFileIOOperationEndV2 describes FileIOOperationEnd_V2 (EventInfo.Descriptor).
+var descFileIOOperationEndV2 = clrimpl.Descriptor{
+	Columns:      columnsFileIOOperationEndV2,
+	DisplayName:  "FileIO/OperationEnd",
+	Fields:       &fieldsFileIOOperationEndV2,
+	ID:           76,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIOOperationEnd_V2",
+	Opcode:       76,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsFileIOOperationEndV2 writes the fields of FileIOOperationEnd_V2 payloads (its Descriptor's Fields).
+var fieldsFileIOOperationEndV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIOOperationEndV2)
+}}
+
+// FileIOOperationEndV3 is the payload of FileIOOperationEnd_V3: event 76 version 3 of FileIo.
+// Task FileIO (0), opcode FileIOOperationEnd (76).
+// Template FileIOOpEnd_V2. Its layout depends on the pointer size.
+type FileIOOperationEndV3 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// ExtraInfo is win:Pointer, pointer-sized on the wire.
+	ExtraInfo uint64
+	// NtStatus is win:Int32.
+	NtStatus int32
+}
+
+// Info describes FileIOOperationEnd_V3.
+func (*FileIOOperationEndV3) Info() *EventInfo {
+	return &infoFileIOOperationEndV3
+}
+
+// Descriptor describes FileIOOperationEnd_V3, as readers of any generated package see it.
+func (*FileIOOperationEndV3) Descriptor() *clrimpl.Descriptor {
+	return &descFileIOOperationEndV3
+}
+
+// Decode reads a FileIOOperationEnd_V3 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIOOperationEndV3) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIOOperationEnd_V3", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 20 {
+			return 0, shortPrefix("FileIOOperationEnd_V3", len(b), ptrSize, endsFileIOOperationEndV3)
+		}
+		_ = b[19]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.ExtraInfo = binary.LittleEndian.Uint64(b[8:])
+		e.NtStatus = int32(binary.LittleEndian.Uint32(b[16:]))
+	} else {
+		if len(b) < 12 {
+			return 0, shortPrefix("FileIOOperationEnd_V3", len(b), ptrSize, endsFileIOOperationEndV3)
+		}
+		_ = b[11]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.ExtraInfo = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.NtStatus = int32(binary.LittleEndian.Uint32(b[8:]))
+	}
+	return 4 + 2*ptrSize, nil
+}
+
+// endsFileIOOperationEndV3 is where the fixed fields of FileIOOperationEnd_V3 end, for the error of a short payload.
+var endsFileIOOperationEndV3 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "ExtraInfo", Bytes: 0, Ptrs: 2},
+	{Name: "NtStatus", Bytes: 4, Ptrs: 2},
+}
+
+// Encode appends the FileIOOperationEnd_V3 wire form for the pointer size.
+func (e *FileIOOperationEndV3) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ExtraInfo, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.NtStatus))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIOOperationEndV3) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"ExtraInfo\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, ",\"NtStatus\":"...)
+	dst = clrimpl.AppendJSONInt(dst, int64(e.NtStatus))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIOOperationEndV3) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " ExtraInfo="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ExtraInfo))
+	dst = append(dst, " NtStatus="...)
+	dst = strconv.AppendInt(dst, int64(e.NtStatus), 10)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIOOperationEndV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.ExtraInfo))
+	a.Int(int64(e.NtStatus))
+}
+
+// columnsFileIOOperationEndV3 lists the columns of FileIOOperationEnd_V3 (EventInfo.Columns).
+var columnsFileIOOperationEndV3 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ExtraInfo",
+}, {
+	Kind: clrimpl.ColumnInt32,
+	Name: "NtStatus",
+}}
+
+// infoFileIOOperationEndV3 describes FileIOOperationEnd_V3 (FileIOOperationEndV3.Info).
+var infoFileIOOperationEndV3 = EventInfo{
+	Columns:     columnsFileIOOperationEndV3,
+	DisplayName: "FileIO/OperationEnd",
+	ID:          76,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIOOperationEnd_V3",
+	Opcode:      76,
+	OpcodeName:  "FileIOOperationEnd",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIOOperationEndV3",
+	Version:     3,
+	desc:        &descFileIOOperationEndV3,
+	fields:      &fieldsFileIOOperationEndV3,
+}
+
+// descFileIOOperationEndV3 describes FileIOOperationEnd_V3 (EventInfo.Descriptor).
+var descFileIOOperationEndV3 = clrimpl.Descriptor{
+	Columns:      columnsFileIOOperationEndV3,
+	DisplayName:  "FileIO/OperationEnd",
+	Fields:       &fieldsFileIOOperationEndV3,
+	ID:           76,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIOOperationEnd_V3",
+	Opcode:       76,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      3,
+}
+
+// fieldsFileIOOperationEndV3 writes the fields of FileIOOperationEnd_V3 payloads (its Descriptor's Fields).
+var fieldsFileIOOperationEndV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIOOperationEndV3)
+}}
+
+// FileIODirNotifyV2 is the payload of FileIODirNotify_V2: event 77 version 2 of FileIo.
+// Task FileIO (0), opcode FileIODirNotify (77).
+// Template FileIODirEnum_V2. Its layout depends on the pointer size.
+type FileIODirNotifyV2 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// TTID is win:Pointer, pointer-sized on the wire.
+	TTID uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+	// Length is win:UInt32.
+	Length uint32
+	// InfoClass is win:UInt32.
+	InfoClass uint32
+	// FileIndex is win:UInt32.
+	FileIndex uint32
+	// FileName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
+	FileName UTF16
+}
+
+// Info describes FileIODirNotify_V2.
+func (*FileIODirNotifyV2) Info() *EventInfo {
+	return &infoFileIODirNotifyV2
+}
+
+// Descriptor describes FileIODirNotify_V2, as readers of any generated package see it.
+func (*FileIODirNotifyV2) Descriptor() *clrimpl.Descriptor {
+	return &descFileIODirNotifyV2
+}
+
+// Decode reads a FileIODirNotify_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIODirNotifyV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIODirNotify_V2", "", 0, ErrPointerSize)
+	}
+	var off int
+	if ptrSize == 8 {
+		if len(b) < 44 {
+			return 0, shortPrefix("FileIODirNotify_V2", len(b), ptrSize, endsFileIODirNotifyV2)
+		}
+		_ = b[43]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.TTID = binary.LittleEndian.Uint64(b[8:])
+		e.FileObject = binary.LittleEndian.Uint64(b[16:])
+		e.FileKey = binary.LittleEndian.Uint64(b[24:])
+		e.Length = binary.LittleEndian.Uint32(b[32:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[36:])
+		e.FileIndex = binary.LittleEndian.Uint32(b[40:])
+		off = 44
+	} else {
+		if len(b) < 28 {
+			return 0, shortPrefix("FileIODirNotify_V2", len(b), ptrSize, endsFileIODirNotifyV2)
+		}
+		_ = b[27]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.TTID = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[12:]))
+		e.Length = binary.LittleEndian.Uint32(b[16:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[20:])
+		e.FileIndex = binary.LittleEndian.Uint32(b[24:])
+		off = 28
+	}
+	{
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
+		if !ok {
+			return 0, decodeError("FileIODirNotify_V2", "FileName", off, ErrUnterminatedString)
+		}
+		e.FileName = s
+		off = next
+	}
+	return off, nil
+}
+
+// endsFileIODirNotifyV2 is where the fixed fields of FileIODirNotify_V2 end, for the error of a short payload.
+var endsFileIODirNotifyV2 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "TTID", Bytes: 0, Ptrs: 2},
+	{Name: "FileObject", Bytes: 0, Ptrs: 3},
+	{Name: "FileKey", Bytes: 0, Ptrs: 4},
+	{Name: "Length", Bytes: 4, Ptrs: 4},
+	{Name: "InfoClass", Bytes: 8, Ptrs: 4},
+	{Name: "FileIndex", Bytes: 12, Ptrs: 4},
+}
+
+// Encode appends the FileIODirNotify_V2 wire form for the pointer size.
+func (e *FileIODirNotifyV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.TTID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Length))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.InfoClass))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FileIndex))
+	dst = clrimpl.AppendUTF16Z(dst, e.FileName)
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIODirNotifyV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	dst = append(dst, ",\"Length\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Length))
+	dst = append(dst, ",\"InfoClass\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.InfoClass))
+	dst = append(dst, ",\"FileIndex\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FileIndex))
+	dst = append(dst, ",\"FileName\":"...)
+	dst = e.FileName.AppendJSON(dst)
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIODirNotifyV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	dst = append(dst, " Length="...)
+	dst = strconv.AppendUint(dst, uint64(e.Length), 10)
+	dst = append(dst, " InfoClass="...)
+	dst = strconv.AppendUint(dst, uint64(e.InfoClass), 10)
+	dst = append(dst, " FileIndex="...)
+	dst = strconv.AppendUint(dst, uint64(e.FileIndex), 10)
+	dst = append(dst, " FileName="...)
+	dst = e.FileName.AppendJSON(dst)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIODirNotifyV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+	a.Uint(uint64(e.Length))
+	a.Uint(uint64(e.InfoClass))
+	a.Uint(uint64(e.FileIndex))
+	a.Bytes(e.FileName.AppendUTF8(a.Scratch()))
+}
+
+// columnsFileIODirNotifyV2 lists the columns of FileIODirNotify_V2 (EventInfo.Columns).
+var columnsFileIODirNotifyV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Length",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "InfoClass",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FileIndex",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FileName",
+}}
+
+// infoFileIODirNotifyV2 describes FileIODirNotify_V2 (FileIODirNotifyV2.Info).
+var infoFileIODirNotifyV2 = EventInfo{
+	Columns:     columnsFileIODirNotifyV2,
+	DisplayName: "FileIO/DirNotify",
+	ID:          77,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIODirNotify_V2",
+	Opcode:      77,
+	OpcodeName:  "FileIODirNotify",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIODirNotifyV2",
+	Version:     2,
+	desc:        &descFileIODirNotifyV2,
+	fields:      &fieldsFileIODirNotifyV2,
+}
+
+// descFileIODirNotifyV2 describes FileIODirNotify_V2 (EventInfo.Descriptor).
+var descFileIODirNotifyV2 = clrimpl.Descriptor{
+	Columns:      columnsFileIODirNotifyV2,
+	DisplayName:  "FileIO/DirNotify",
+	Fields:       &fieldsFileIODirNotifyV2,
+	ID:           77,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIODirNotify_V2",
+	Opcode:       77,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsFileIODirNotifyV2 writes the fields of FileIODirNotify_V2 payloads (its Descriptor's Fields).
+var fieldsFileIODirNotifyV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIODirNotifyV2)
+}}
+
+// FileIODirNotifyV3 is the payload of FileIODirNotify_V3: event 77 version 3 of FileIo.
+// Task FileIO (0), opcode FileIODirNotify (77).
+// Template FileIODirEnum_V3. Its layout depends on the pointer size.
+type FileIODirNotifyV3 struct {
+	// IrpPtr is win:Pointer, pointer-sized on the wire.
+	IrpPtr uint64
+	// FileObject is win:Pointer, pointer-sized on the wire.
+	FileObject uint64
+	// FileKey is win:Pointer, pointer-sized on the wire.
+	FileKey uint64
+	// IssuingThreadId is win:UInt32.
+	IssuingThreadId uint32
+	// Length is win:UInt32.
+	Length uint32
+	// InfoClass is win:UInt32.
+	InfoClass uint32
+	// FileIndex is win:UInt32.
+	FileIndex uint32
+	// FileName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
+	FileName UTF16
+}
+
+// Info describes FileIODirNotify_V3.
+func (*FileIODirNotifyV3) Info() *EventInfo {
+	return &infoFileIODirNotifyV3
+}
+
+// Descriptor describes FileIODirNotify_V3, as readers of any generated package see it.
+func (*FileIODirNotifyV3) Descriptor() *clrimpl.Descriptor {
+	return &descFileIODirNotifyV3
+}
+
+// Decode reads a FileIODirNotify_V3 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *FileIODirNotifyV3) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("FileIODirNotify_V3", "", 0, ErrPointerSize)
+	}
+	var off int
+	if ptrSize == 8 {
+		if len(b) < 40 {
+			return 0, shortPrefix("FileIODirNotify_V3", len(b), ptrSize, endsFileIODirNotifyV3)
+		}
+		_ = b[39]
+		e.IrpPtr = binary.LittleEndian.Uint64(b[0:])
+		e.FileObject = binary.LittleEndian.Uint64(b[8:])
+		e.FileKey = binary.LittleEndian.Uint64(b[16:])
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[24:])
+		e.Length = binary.LittleEndian.Uint32(b[28:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[32:])
+		e.FileIndex = binary.LittleEndian.Uint32(b[36:])
+		off = 40
+	} else {
+		if len(b) < 28 {
+			return 0, shortPrefix("FileIODirNotify_V3", len(b), ptrSize, endsFileIODirNotifyV3)
+		}
+		_ = b[27]
+		e.IrpPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.FileObject = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FileKey = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.IssuingThreadId = binary.LittleEndian.Uint32(b[12:])
+		e.Length = binary.LittleEndian.Uint32(b[16:])
+		e.InfoClass = binary.LittleEndian.Uint32(b[20:])
+		e.FileIndex = binary.LittleEndian.Uint32(b[24:])
+		off = 28
+	}
+	{
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
+		if !ok {
+			return 0, decodeError("FileIODirNotify_V3", "FileName", off, ErrUnterminatedString)
+		}
+		e.FileName = s
+		off = next
+	}
+	return off, nil
+}
+
+// endsFileIODirNotifyV3 is where the fixed fields of FileIODirNotify_V3 end, for the error of a short payload.
+var endsFileIODirNotifyV3 = []clrimpl.FieldEnd{
+	{Name: "IrpPtr", Bytes: 0, Ptrs: 1},
+	{Name: "FileObject", Bytes: 0, Ptrs: 2},
+	{Name: "FileKey", Bytes: 0, Ptrs: 3},
+	{Name: "IssuingThreadId", Bytes: 4, Ptrs: 3},
+	{Name: "Length", Bytes: 8, Ptrs: 3},
+	{Name: "InfoClass", Bytes: 12, Ptrs: 3},
+	{Name: "FileIndex", Bytes: 16, Ptrs: 3},
+}
+
+// Encode appends the FileIODirNotify_V3 wire form for the pointer size.
+func (e *FileIODirNotifyV3) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.IrpPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileObject, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FileKey, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.IssuingThreadId))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Length))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.InfoClass))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FileIndex))
+	dst = clrimpl.AppendUTF16Z(dst, e.FileName)
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *FileIODirNotifyV3) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"IrpPtr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, ",\"FileObject\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileObject))
+	dst = append(dst, ",\"FileKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FileKey))
+	dst = append(dst, ",\"Length\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Length))
+	dst = append(dst, ",\"InfoClass\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.InfoClass))
+	dst = append(dst, ",\"FileIndex\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FileIndex))
+	dst = append(dst, ",\"FileName\":"...)
+	dst = e.FileName.AppendJSON(dst)
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *FileIODirNotifyV3) AppendText(dst []byte) []byte {
+	dst = append(dst, "IrpPtr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.IrpPtr))
+	dst = append(dst, " FileObject="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileObject))
+	dst = append(dst, " FileKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.FileKey))
+	dst = append(dst, " Length="...)
+	dst = strconv.AppendUint(dst, uint64(e.Length), 10)
+	dst = append(dst, " InfoClass="...)
+	dst = strconv.AppendUint(dst, uint64(e.InfoClass), 10)
+	dst = append(dst, " FileIndex="...)
+	dst = strconv.AppendUint(dst, uint64(e.FileIndex), 10)
+	dst = append(dst, " FileName="...)
+	dst = e.FileName.AppendJSON(dst)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FileIODirNotifyV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IrpPtr))
+	a.Uint(uint64(e.FileObject))
+	a.Uint(uint64(e.FileKey))
+	a.Uint(uint64(e.Length))
+	a.Uint(uint64(e.InfoClass))
+	a.Uint(uint64(e.FileIndex))
+	a.Bytes(e.FileName.AppendUTF8(a.Scratch()))
+}
+
+// columnsFileIODirNotifyV3 lists the columns of FileIODirNotify_V3 (EventInfo.Columns).
+var columnsFileIODirNotifyV3 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "IrpPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileObject",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FileKey",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Length",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "InfoClass",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FileIndex",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FileName",
+}}
+
+// infoFileIODirNotifyV3 describes FileIODirNotify_V3 (FileIODirNotifyV3.Info).
+var infoFileIODirNotifyV3 = EventInfo{
+	Columns:     columnsFileIODirNotifyV3,
+	DisplayName: "FileIO/DirNotify",
+	ID:          77,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "FileIODirNotify_V3",
+	Opcode:      77,
+	OpcodeName:  "FileIODirNotify",
+	Provider:    ProviderFileIo,
+	Task:        0,
+	TaskName:    "FileIO",
+	TypeName:    "FileIODirNotifyV3",
+	Version:     3,
+	desc:        &descFileIODirNotifyV3,
+	fields:      &fieldsFileIODirNotifyV3,
+}
+
+// descFileIODirNotifyV3 describes FileIODirNotify_V3 (EventInfo.Descriptor).
+var descFileIODirNotifyV3 = clrimpl.Descriptor{
+	Columns:      columnsFileIODirNotifyV3,
+	DisplayName:  "FileIO/DirNotify",
+	Fields:       &fieldsFileIODirNotifyV3,
+	ID:           77,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "FileIODirNotify_V3",
+	Opcode:       77,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{57, 220, 203, 144, 62, 74, 209, 17, 132, 244, 0, 0, 248, 4, 100, 227},
+	Task:         0,
+	Version:      3,
+}
+
+// fieldsFileIODirNotifyV3 writes the fields of FileIODirNotify_V3 payloads (its Descriptor's Fields).
+var fieldsFileIODirNotifyV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FileIODirNotifyV3)
 }}

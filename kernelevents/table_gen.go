@@ -20,20 +20,22 @@ const (
 	ProviderPerfInfo Provider = 6
 	// ProviderProcess is Process.
 	ProviderProcess Provider = 7
+	// ProviderRegistry is Registry.
+	ProviderRegistry Provider = 8
 	// ProviderStackWalk is StackWalk.
-	ProviderStackWalk Provider = 8
+	ProviderStackWalk Provider = 9
 	// ProviderSysConfig is SysConfig.
-	ProviderSysConfig Provider = 9
+	ProviderSysConfig Provider = 10
 	// ProviderSystemConfig is SystemConfig.
-	ProviderSystemConfig Provider = 10
+	ProviderSystemConfig Provider = 11
 	// ProviderTcpIp is TcpIp.
-	ProviderTcpIp Provider = 11
+	ProviderTcpIp Provider = 12
 	// ProviderThread is Thread.
-	ProviderThread Provider = 12
+	ProviderThread Provider = 13
 	// ProviderUdpIp is UdpIp.
-	ProviderUdpIp Provider = 13
+	ProviderUdpIp Provider = 14
 	// ProviderWinSat is WinSat.
-	ProviderWinSat Provider = 14
+	ProviderWinSat Provider = 15
 )
 
 var providerTable = [...]ProviderInfo{{
@@ -68,6 +70,10 @@ var providerTable = [...]ProviderInfo{{
 	GUID:  GUID{208, 168, 111, 61, 5, 254, 208, 17, 157, 218, 0, 192, 79, 215, 186, 124},
 	Name:  "Process",
 	Short: "Process",
+}, {
+	GUID:  GUID{46, 114, 83, 174, 99, 200, 210, 17, 134, 89, 0, 192, 79, 163, 33, 161},
+	Name:  "Registry",
+	Short: "Registry",
 }, {
 	GUID:  GUID{70, 254, 242, 222, 214, 123, 128, 75, 189, 148, 245, 127, 226, 13, 12, 227},
 	Name:  "StackWalk",
@@ -146,6 +152,34 @@ var eventTable = [...]*EventInfo{
 	&infoFileIOFileCreateV2,
 	&infoFileIOFileDeleteV2,
 	&infoFileIOFileRundownV2,
+	&infoFileIOCreateV2,
+	&infoFileIOCreateV3,
+	&infoFileIOCleanupV2,
+	&infoFileIOCleanupV3,
+	&infoFileIOCloseV2,
+	&infoFileIOCloseV3,
+	&infoFileIOReadV2,
+	&infoFileIOReadV3,
+	&infoFileIOWriteV2,
+	&infoFileIOWriteV3,
+	&infoFileIOSetInfoV2,
+	&infoFileIOSetInfoV3,
+	&infoFileIODeleteV2,
+	&infoFileIODeleteV3,
+	&infoFileIORenameV2,
+	&infoFileIORenameV3,
+	&infoFileIODirEnumV2,
+	&infoFileIODirEnumV3,
+	&infoFileIOFlushV2,
+	&infoFileIOFlushV3,
+	&infoFileIOQueryInfoV2,
+	&infoFileIOQueryInfoV3,
+	&infoFileIOFSControlV2,
+	&infoFileIOFSControlV3,
+	&infoFileIOOperationEndV2,
+	&infoFileIOOperationEndV3,
+	&infoFileIODirNotifyV2,
+	&infoFileIODirNotifyV3,
 	&infoImageUnloadV2,
 	&infoImageDCStartV2,
 	&infoImageDCStopV2,
@@ -178,6 +212,24 @@ var eventTable = [...]*EventInfo{
 	&infoProcessPerfCtrRundownV2,
 	&infoProcessDefunctV3,
 	&infoProcessDefunctV4,
+	&infoRegistryCreateV2,
+	&infoRegistryOpenV2,
+	&infoRegistryDeleteV2,
+	&infoRegistryQueryV2,
+	&infoRegistrySetValueV2,
+	&infoRegistryDeleteValueV2,
+	&infoRegistryQueryValueV2,
+	&infoRegistryEnumerateKeyV2,
+	&infoRegistryEnumerateValueKeyV2,
+	&infoRegistryQueryMultipleValueV2,
+	&infoRegistrySetInformationV2,
+	&infoRegistryFlushV2,
+	&infoRegistryKCBCreateV2,
+	&infoRegistryKCBDeleteV2,
+	&infoRegistryKCBRundownBeginV2,
+	&infoRegistryKCBRundownEndV2,
+	&infoRegistryVirtualizeV2,
+	&infoRegistryCloseV2,
 	&infoStackWalkStackV2,
 	&infoStackWalkKeyCreateV2,
 	&infoStackWalkKeyDeleteV2,
@@ -223,6 +275,8 @@ var eventTable = [...]*EventInfo{
 	&infoThreadDCStartV3,
 	&infoThreadDCStopV2,
 	&infoThreadDCStopV3,
+	&infoThreadCSwitchV2,
+	&infoThreadSetNameV2,
 	&infoUdpIpSendV2,
 	&infoUdpIpRecvV2,
 	&infoUdpIpSendIPV6V2,
@@ -254,8 +308,26 @@ var familyTable = [...]FamilyInfo{{
 	Members: []*EventInfo{&infoEventTraceExtensionV2, &infoEventTraceEndExtensionV2},
 	Name:    "EventTraceExtension",
 }, {
+	Members: []*EventInfo{&infoFileIOCreateV2, &infoFileIOCreateV3},
+	Name:    "FileIOCreate",
+}, {
+	Members: []*EventInfo{&infoFileIODirEnumV2, &infoFileIODirEnumV3, &infoFileIODirNotifyV2, &infoFileIODirNotifyV3},
+	Name:    "FileIODirEnum",
+}, {
+	Members: []*EventInfo{&infoFileIOSetInfoV2, &infoFileIOSetInfoV3, &infoFileIODeleteV2, &infoFileIODeleteV3, &infoFileIORenameV2, &infoFileIORenameV3, &infoFileIOQueryInfoV2, &infoFileIOQueryInfoV3, &infoFileIOFSControlV2, &infoFileIOFSControlV3},
+	Name:    "FileIOInfo",
+}, {
 	Members: []*EventInfo{&infoFileIONameV2, &infoFileIOFileCreateV2, &infoFileIOFileDeleteV2, &infoFileIOFileRundownV2},
 	Name:    "FileIOName",
+}, {
+	Members: []*EventInfo{&infoFileIOOperationEndV2, &infoFileIOOperationEndV3},
+	Name:    "FileIOOpEnd",
+}, {
+	Members: []*EventInfo{&infoFileIOReadV2, &infoFileIOReadV3, &infoFileIOWriteV2, &infoFileIOWriteV3},
+	Name:    "FileIOReadWrite",
+}, {
+	Members: []*EventInfo{&infoFileIOCleanupV2, &infoFileIOCleanupV3, &infoFileIOCloseV2, &infoFileIOCloseV3, &infoFileIOFlushV2, &infoFileIOFlushV3},
+	Name:    "FileIOSimpleOp",
 }, {
 	Members: []*EventInfo{&infoImageUnloadV2, &infoImageDCStartV2, &infoImageDCStopV2, &infoImageLoadV2},
 	Name:    "Image",
@@ -265,6 +337,9 @@ var familyTable = [...]FamilyInfo{{
 }, {
 	Members: []*EventInfo{&infoProcessPerfCtrV2, &infoProcessPerfCtrRundownV2},
 	Name:    "ProcessCounters",
+}, {
+	Members: []*EventInfo{&infoRegistryCreateV2, &infoRegistryOpenV2, &infoRegistryDeleteV2, &infoRegistryQueryV2, &infoRegistrySetValueV2, &infoRegistryDeleteValueV2, &infoRegistryQueryValueV2, &infoRegistryEnumerateKeyV2, &infoRegistryEnumerateValueKeyV2, &infoRegistryQueryMultipleValueV2, &infoRegistrySetInformationV2, &infoRegistryFlushV2, &infoRegistryKCBCreateV2, &infoRegistryKCBDeleteV2, &infoRegistryKCBRundownBeginV2, &infoRegistryKCBRundownEndV2, &infoRegistryVirtualizeV2, &infoRegistryCloseV2},
+	Name:    "Registry",
 }, {
 	Members: []*EventInfo{&infoPerfInfoSetIntervalV2, &infoPerfInfoSetIntervalV3},
 	Name:    "SetInterval",

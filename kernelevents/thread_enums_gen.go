@@ -24,3 +24,157 @@ const (
 	// Thread task of Thread.
 	ThreadTaskThread uint16 = 0
 )
+
+const (
+	// ThreadCSwitch opcode of task Thread.
+	ThreadOpcodeThreadThreadCSwitch Opcode = 36
+	// ThreadSetName opcode of task Thread.
+	ThreadOpcodeThreadThreadSetName Opcode = 72
+)
+
+// ThreadState holds the values of StateMap in Thread.
+type ThreadState uint8
+
+const (
+	ThreadStateInitialized ThreadState = 0x0
+	ThreadStateReady       ThreadState = 0x1
+	ThreadStateRunning     ThreadState = 0x2
+	ThreadStateStandby     ThreadState = 0x3
+	ThreadStateTerminated  ThreadState = 0x4
+	ThreadStateWait        ThreadState = 0x5
+	ThreadStateTransition  ThreadState = 0x6
+	ThreadStateUnknown     ThreadState = 0x7
+)
+
+// AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
+func (v ThreadState) AppendText(b []byte) ([]byte, error) {
+	switch v {
+	case 0x0:
+		return append(b, "Initialized"...), nil
+	case 0x1:
+		return append(b, "Ready"...), nil
+	case 0x2:
+		return append(b, "Running"...), nil
+	case 0x3:
+		return append(b, "Standby"...), nil
+	case 0x4:
+		return append(b, "Terminated"...), nil
+	case 0x5:
+		return append(b, "Wait"...), nil
+	case 0x6:
+		return append(b, "Transition"...), nil
+	case 0x7:
+		return append(b, "Unknown"...), nil
+	default:
+		return clrimpl.AppendUnknown(b, "ThreadState", uint64(v)), nil
+	}
+}
+
+func (v ThreadState) String() string {
+	b, _ := v.AppendText(nil)
+	return string(b)
+}
+
+func (v ThreadState) appendJSON(b []byte) []byte {
+	b = append(b, '"')
+	b, _ = v.AppendText(b)
+	return append(b, '"')
+}
+
+// ThreadWaitMode holds the values of WaitModeMap in Thread.
+type ThreadWaitMode uint8
+
+const (
+	ThreadWaitModeNonSwap   ThreadWaitMode = 0x0
+	ThreadWaitModeSwappable ThreadWaitMode = 0x1
+)
+
+// AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
+func (v ThreadWaitMode) AppendText(b []byte) ([]byte, error) {
+	switch v {
+	case 0x0:
+		return append(b, "NonSwap"...), nil
+	case 0x1:
+		return append(b, "Swappable"...), nil
+	default:
+		return clrimpl.AppendUnknown(b, "ThreadWaitMode", uint64(v)), nil
+	}
+}
+
+func (v ThreadWaitMode) String() string {
+	b, _ := v.AppendText(nil)
+	return string(b)
+}
+
+func (v ThreadWaitMode) appendJSON(b []byte) []byte {
+	b = append(b, '"')
+	b, _ = v.AppendText(b)
+	return append(b, '"')
+}
+
+// ThreadWaitReason holds the values of WaitReasonMap in Thread.
+type ThreadWaitReason uint8
+
+const (
+	ThreadWaitReasonExecutive        ThreadWaitReason = 0x0
+	ThreadWaitReasonFreePage         ThreadWaitReason = 0x1
+	ThreadWaitReasonPageIn           ThreadWaitReason = 0x2
+	ThreadWaitReasonSystemAllocation ThreadWaitReason = 0x3
+	ThreadWaitReasonExecutionDelay   ThreadWaitReason = 0x4
+	ThreadWaitReasonSuspended        ThreadWaitReason = 0x5
+	ThreadWaitReasonUserRequest      ThreadWaitReason = 0x6
+	ThreadWaitReasonEventPairHigh    ThreadWaitReason = 0x7
+	ThreadWaitReasonEventPairLow     ThreadWaitReason = 0x8
+	ThreadWaitReasonLpcReceive       ThreadWaitReason = 0x9
+	ThreadWaitReasonLpcReply         ThreadWaitReason = 0xa
+	ThreadWaitReasonVirtualMemory    ThreadWaitReason = 0xb
+	ThreadWaitReasonPageOut          ThreadWaitReason = 0xc
+	ThreadWaitReasonUnknown          ThreadWaitReason = 0xd
+)
+
+// AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
+func (v ThreadWaitReason) AppendText(b []byte) ([]byte, error) {
+	switch v {
+	case 0x0:
+		return append(b, "Executive"...), nil
+	case 0x1:
+		return append(b, "FreePage"...), nil
+	case 0x2:
+		return append(b, "PageIn"...), nil
+	case 0x3:
+		return append(b, "SystemAllocation"...), nil
+	case 0x4:
+		return append(b, "ExecutionDelay"...), nil
+	case 0x5:
+		return append(b, "Suspended"...), nil
+	case 0x6:
+		return append(b, "UserRequest"...), nil
+	case 0x7:
+		return append(b, "EventPairHigh"...), nil
+	case 0x8:
+		return append(b, "EventPairLow"...), nil
+	case 0x9:
+		return append(b, "LpcReceive"...), nil
+	case 0xa:
+		return append(b, "LpcReply"...), nil
+	case 0xb:
+		return append(b, "VirtualMemory"...), nil
+	case 0xc:
+		return append(b, "PageOut"...), nil
+	case 0xd:
+		return append(b, "Unknown"...), nil
+	default:
+		return clrimpl.AppendUnknown(b, "ThreadWaitReason", uint64(v)), nil
+	}
+}
+
+func (v ThreadWaitReason) String() string {
+	b, _ := v.AppendText(nil)
+	return string(b)
+}
+
+func (v ThreadWaitReason) appendJSON(b []byte) []byte {
+	b = append(b, '"')
+	b, _ = v.AppendText(b)
+	return append(b, '"')
+}

@@ -2232,3 +2232,390 @@ var descThreadDCStopV3 = clrimpl.Descriptor{
 var fieldsThreadDCStopV3 = clrimpl.EventFields{New: func() clrimpl.Event {
 	return new(ThreadDCStopV3)
 }}
+
+// ThreadCSwitchV2 is the payload of ThreadCSwitch_V2: event 36 version 2 of Thread.
+// Task Thread (0), opcode ThreadCSwitch (36).
+// Template ThreadCSwitch_V2.
+type ThreadCSwitchV2 struct {
+	// NewThreadID is win:UInt32.
+	NewThreadID uint32
+	// OldThreadID is win:UInt32.
+	OldThreadID uint32
+	// NewThreadPriority is win:UInt8.
+	NewThreadPriority uint8
+	// OldThreadPriority is win:UInt8.
+	OldThreadPriority uint8
+	// NewThreadQuantum is win:UInt8.
+	NewThreadQuantum uint8
+	// OldThreadQuantum is win:UInt8.
+	OldThreadQuantum uint8
+	// OldThreadWaitReason is win:UInt8, map WaitReasonMap.
+	OldThreadWaitReason ThreadWaitReason
+	// OldThreadWaitMode is win:UInt8, map WaitModeMap.
+	OldThreadWaitMode ThreadWaitMode
+	// OldThreadState is win:UInt8, map StateMap.
+	OldThreadState ThreadState
+	// OldThreadWaitIdealProcessor is win:UInt8.
+	OldThreadWaitIdealProcessor uint8
+	// NewThreadWaitTime is win:UInt32 (win:HexInt32).
+	NewThreadWaitTime uint32
+	// Reserved is win:UInt32.
+	Reserved uint32
+}
+
+// Info describes ThreadCSwitch_V2.
+func (*ThreadCSwitchV2) Info() *EventInfo {
+	return &infoThreadCSwitchV2
+}
+
+// Descriptor describes ThreadCSwitch_V2, as readers of any generated package see it.
+func (*ThreadCSwitchV2) Descriptor() *clrimpl.Descriptor {
+	return &descThreadCSwitchV2
+}
+
+// Decode reads a ThreadCSwitch_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *ThreadCSwitchV2) Decode(b []byte, ptrSize int) (int, error) {
+	if len(b) < 24 {
+		return 0, shortPrefix("ThreadCSwitch_V2", len(b), ptrSize, endsThreadCSwitchV2)
+	}
+	_ = b[23]
+	e.NewThreadID = binary.LittleEndian.Uint32(b[0:])
+	e.OldThreadID = binary.LittleEndian.Uint32(b[4:])
+	e.NewThreadPriority = b[8]
+	e.OldThreadPriority = b[9]
+	e.NewThreadQuantum = b[10]
+	e.OldThreadQuantum = b[11]
+	e.OldThreadWaitReason = ThreadWaitReason(b[12])
+	e.OldThreadWaitMode = ThreadWaitMode(b[13])
+	e.OldThreadState = ThreadState(b[14])
+	e.OldThreadWaitIdealProcessor = b[15]
+	e.NewThreadWaitTime = binary.LittleEndian.Uint32(b[16:])
+	e.Reserved = binary.LittleEndian.Uint32(b[20:])
+	return 24, nil
+}
+
+// endsThreadCSwitchV2 is where the fixed fields of ThreadCSwitch_V2 end, for the error of a short payload.
+var endsThreadCSwitchV2 = []clrimpl.FieldEnd{
+	{Name: "NewThreadID", Bytes: 4},
+	{Name: "OldThreadID", Bytes: 8},
+	{Name: "NewThreadPriority", Bytes: 9},
+	{Name: "OldThreadPriority", Bytes: 10},
+	{Name: "NewThreadQuantum", Bytes: 11},
+	{Name: "OldThreadQuantum", Bytes: 12},
+	{Name: "OldThreadWaitReason", Bytes: 13},
+	{Name: "OldThreadWaitMode", Bytes: 14},
+	{Name: "OldThreadState", Bytes: 15},
+	{Name: "OldThreadWaitIdealProcessor", Bytes: 16},
+	{Name: "NewThreadWaitTime", Bytes: 20},
+	{Name: "Reserved", Bytes: 24},
+}
+
+// Encode appends the ThreadCSwitch_V2 wire form for the pointer size.
+func (e *ThreadCSwitchV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.NewThreadID))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.OldThreadID))
+	dst = append(dst, byte(e.NewThreadPriority))
+	dst = append(dst, byte(e.OldThreadPriority))
+	dst = append(dst, byte(e.NewThreadQuantum))
+	dst = append(dst, byte(e.OldThreadQuantum))
+	dst = append(dst, byte(e.OldThreadWaitReason))
+	dst = append(dst, byte(e.OldThreadWaitMode))
+	dst = append(dst, byte(e.OldThreadState))
+	dst = append(dst, byte(e.OldThreadWaitIdealProcessor))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.NewThreadWaitTime))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *ThreadCSwitchV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"OldThreadID\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.OldThreadID))
+	dst = append(dst, ",\"NewThreadID\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.NewThreadID))
+	dst = append(dst, ",\"NewThreadPriority\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.NewThreadPriority))
+	dst = append(dst, ",\"OldThreadPriority\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.OldThreadPriority))
+	dst = append(dst, ",\"NewThreadQuantum\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.NewThreadQuantum))
+	dst = append(dst, ",\"OldThreadQuantum\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.OldThreadQuantum))
+	dst = append(dst, ",\"OldThreadWaitReason\":"...)
+	dst = e.OldThreadWaitReason.appendJSON(dst)
+	dst = append(dst, ",\"OldThreadWaitMode\":"...)
+	dst = e.OldThreadWaitMode.appendJSON(dst)
+	dst = append(dst, ",\"OldThreadState\":"...)
+	dst = e.OldThreadState.appendJSON(dst)
+	dst = append(dst, ",\"OldThreadWaitIdealProcessor\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.OldThreadWaitIdealProcessor))
+	dst = append(dst, ",\"NewThreadWaitTime\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.NewThreadWaitTime))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *ThreadCSwitchV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "OldThreadID="...)
+	dst = strconv.AppendUint(dst, uint64(e.OldThreadID), 10)
+	dst = append(dst, " NewThreadID="...)
+	dst = strconv.AppendUint(dst, uint64(e.NewThreadID), 10)
+	dst = append(dst, " NewThreadPriority="...)
+	dst = strconv.AppendUint(dst, uint64(e.NewThreadPriority), 10)
+	dst = append(dst, " OldThreadPriority="...)
+	dst = strconv.AppendUint(dst, uint64(e.OldThreadPriority), 10)
+	dst = append(dst, " NewThreadQuantum="...)
+	dst = strconv.AppendUint(dst, uint64(e.NewThreadQuantum), 10)
+	dst = append(dst, " OldThreadQuantum="...)
+	dst = strconv.AppendUint(dst, uint64(e.OldThreadQuantum), 10)
+	dst = append(dst, " OldThreadWaitReason="...)
+	dst, _ = e.OldThreadWaitReason.AppendText(dst)
+	dst = append(dst, " OldThreadWaitMode="...)
+	dst, _ = e.OldThreadWaitMode.AppendText(dst)
+	dst = append(dst, " OldThreadState="...)
+	dst, _ = e.OldThreadState.AppendText(dst)
+	dst = append(dst, " OldThreadWaitIdealProcessor="...)
+	dst = strconv.AppendUint(dst, uint64(e.OldThreadWaitIdealProcessor), 10)
+	dst = append(dst, " NewThreadWaitTime="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.NewThreadWaitTime))
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadCSwitchV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.OldThreadID))
+	a.Uint(uint64(e.NewThreadID))
+	a.Uint(uint64(e.NewThreadPriority))
+	a.Uint(uint64(e.OldThreadPriority))
+	a.Uint(uint64(e.NewThreadQuantum))
+	a.Uint(uint64(e.OldThreadQuantum))
+	a.Uint(uint64(e.OldThreadWaitReason))
+	{
+		b, _ := e.OldThreadWaitReason.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.OldThreadWaitMode))
+	{
+		b, _ := e.OldThreadWaitMode.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.OldThreadState))
+	{
+		b, _ := e.OldThreadState.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.OldThreadWaitIdealProcessor))
+	a.Uint(uint64(e.NewThreadWaitTime))
+}
+
+// columnsThreadCSwitchV2 lists the columns of ThreadCSwitch_V2 (EventInfo.Columns).
+var columnsThreadCSwitchV2 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "OldThreadID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "NewThreadID",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "NewThreadPriority",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "OldThreadPriority",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "NewThreadQuantum",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "OldThreadQuantum",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "OldThreadWaitReason",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "OldThreadWaitReason_name",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "OldThreadWaitMode",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "OldThreadWaitMode_name",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "OldThreadState",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "OldThreadState_name",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "OldThreadWaitIdealProcessor",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "NewThreadWaitTime",
+}}
+
+// infoThreadCSwitchV2 describes ThreadCSwitch_V2 (ThreadCSwitchV2.Info).
+var infoThreadCSwitchV2 = EventInfo{
+	Columns:     columnsThreadCSwitchV2,
+	DisplayName: "Thread/CSwitch",
+	ID:          36,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "ThreadCSwitch_V2",
+	Opcode:      36,
+	OpcodeName:  "ThreadCSwitch",
+	Provider:    ProviderThread,
+	Task:        0,
+	TaskName:    "Thread",
+	TypeName:    "ThreadCSwitchV2",
+	Version:     2,
+	desc:        &descThreadCSwitchV2,
+	fields:      &fieldsThreadCSwitchV2,
+}
+
+// descThreadCSwitchV2 describes ThreadCSwitch_V2 (EventInfo.Descriptor).
+var descThreadCSwitchV2 = clrimpl.Descriptor{
+	Columns:      columnsThreadCSwitchV2,
+	DisplayName:  "Thread/CSwitch",
+	Fields:       &fieldsThreadCSwitchV2,
+	ID:           36,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "ThreadCSwitch_V2",
+	Opcode:       36,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{209, 168, 111, 61, 5, 254, 208, 17, 157, 218, 0, 192, 79, 215, 186, 124},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsThreadCSwitchV2 writes the fields of ThreadCSwitch_V2 payloads (its Descriptor's Fields).
+var fieldsThreadCSwitchV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadCSwitchV2)
+}}
+
+// ThreadSetNameV2 is the payload of ThreadSetName_V2: event 72 version 2 of Thread.
+// Task Thread (0), opcode ThreadSetName (72).
+// Template ThreadSetName_V2.
+type ThreadSetNameV2 struct {
+	// ProcessID is win:UInt32.
+	ProcessID uint32
+	// ThreadID is win:UInt32.
+	ThreadID uint32
+	// ThreadName is win:UnicodeString, NUL-terminated on the wire. It aliases
+	// the payload it was decoded from, which a reader reuses for its next
+	// event: String copies it.
+	ThreadName UTF16
+}
+
+// Info describes ThreadSetName_V2.
+func (*ThreadSetNameV2) Info() *EventInfo {
+	return &infoThreadSetNameV2
+}
+
+// Descriptor describes ThreadSetName_V2, as readers of any generated package see it.
+func (*ThreadSetNameV2) Descriptor() *clrimpl.Descriptor {
+	return &descThreadSetNameV2
+}
+
+// Decode reads a ThreadSetName_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *ThreadSetNameV2) Decode(b []byte, ptrSize int) (int, error) {
+	var off int
+	if len(b) < 8 {
+		return 0, shortPrefix("ThreadSetName_V2", len(b), ptrSize, endsThreadSetNameV2)
+	}
+	_ = b[7]
+	e.ProcessID = binary.LittleEndian.Uint32(b[0:])
+	e.ThreadID = binary.LittleEndian.Uint32(b[4:])
+	off = 8
+	{
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
+		if !ok {
+			return 0, decodeError("ThreadSetName_V2", "ThreadName", off, ErrUnterminatedString)
+		}
+		e.ThreadName = s
+		off = next
+	}
+	return off, nil
+}
+
+// endsThreadSetNameV2 is where the fixed fields of ThreadSetName_V2 end, for the error of a short payload.
+var endsThreadSetNameV2 = []clrimpl.FieldEnd{
+	{Name: "ProcessID", Bytes: 4},
+	{Name: "ThreadID", Bytes: 8},
+}
+
+// Encode appends the ThreadSetName_V2 wire form for the pointer size.
+func (e *ThreadSetNameV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ProcessID))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ThreadID))
+	dst = clrimpl.AppendUTF16Z(dst, e.ThreadName)
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *ThreadSetNameV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"ThreadName\":"...)
+	dst = e.ThreadName.AppendJSON(dst)
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *ThreadSetNameV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "ThreadName="...)
+	dst = e.ThreadName.AppendJSON(dst)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadSetNameV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.ThreadName.AppendUTF8(a.Scratch()))
+}
+
+// columnsThreadSetNameV2 lists the columns of ThreadSetName_V2 (EventInfo.Columns).
+var columnsThreadSetNameV2 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "ThreadName",
+}}
+
+// infoThreadSetNameV2 describes ThreadSetName_V2 (ThreadSetNameV2.Info).
+var infoThreadSetNameV2 = EventInfo{
+	Columns:     columnsThreadSetNameV2,
+	DisplayName: "Thread/SetName",
+	ID:          72,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "ThreadSetName_V2",
+	Opcode:      72,
+	OpcodeName:  "ThreadSetName",
+	Provider:    ProviderThread,
+	Task:        0,
+	TaskName:    "Thread",
+	TypeName:    "ThreadSetNameV2",
+	Version:     2,
+	desc:        &descThreadSetNameV2,
+	fields:      &fieldsThreadSetNameV2,
+}
+
+// descThreadSetNameV2 describes ThreadSetName_V2 (EventInfo.Descriptor).
+var descThreadSetNameV2 = clrimpl.Descriptor{
+	Columns:      columnsThreadSetNameV2,
+	DisplayName:  "Thread/SetName",
+	Fields:       &fieldsThreadSetNameV2,
+	ID:           72,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "ThreadSetName_V2",
+	Opcode:       72,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{209, 168, 111, 61, 5, 254, 208, 17, 157, 218, 0, 192, 79, 215, 186, 124},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsThreadSetNameV2 writes the fields of ThreadSetName_V2 payloads (its Descriptor's Fields).
+var fieldsThreadSetNameV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadSetNameV2)
+}}

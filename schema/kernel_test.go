@@ -37,8 +37,8 @@ func TestKernelSchema(t *testing.T) {
 			}
 		}
 	}
-	if len(m.Providers) != 15 || events != 104 {
-		t.Errorf("%d classes, %d events; want 15 and 104 (update this test with the schema)", len(m.Providers), events)
+	if len(m.Providers) != 16 || events != 152 {
+		t.Errorf("%d classes, %d events; want 16 and 152 (update this test with the schema)", len(m.Providers), events)
 	}
 
 	hdr := m.provider(t, "EventTraceEvent").template(t, "EventTraceHeader_V2")

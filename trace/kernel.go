@@ -61,11 +61,12 @@ func newKernelGroups() map[uint8]*kernelGroup {
 		0x01: {task: "DiskIO"},
 		0x02: {task: "PageFault", opcodes: map[uint8]string{10: "TransitionFault", 11: "DemandZeroFault", 12: "CopyOnWrite", 13: "GuardPageFault", 14: "HardPageFault", 15: "AccessViolation", 98: "VirtualAlloc", 99: "VirtualFree"}},
 		0x03: {task: "Process", opcodes: map[uint8]string{11: "Terminate"}},
-		0x04: {task: "FileIO", opcodes: map[uint8]string{64: "Create", 65: "Cleanup", 66: "Close", 67: "Read", 68: "Write"}},
-		0x05: {task: "Thread", opcodes: map[uint8]string{36: "CSwitch", 50: "ReadyThread", 72: "SetName"}},
+		0x04: {task: "FileIO", opcodes: map[uint8]string{37: "MapFile", 38: "UnmapFile", 39: "MapFileDCStart", 40: "MapFileDCStop"}},
+		// TraceEvent shows a thread's readying under a task of its own.
+		0x05: {task: "Thread", opcodes: map[uint8]string{50: "Dispatcher/ReadyThread"}},
 		0x06: {task: "TcpIp"},
 		0x08: {task: "UdpIp"},
-		0x09: {task: "Registry", opcodes: map[uint8]string{10: "Create", 11: "Open", 12: "Delete", 13: "Query", 14: "SetValue", 16: "QueryValue"}},
+		0x09: {task: "Registry"},
 		0x0B: {task: "SystemConfig", opcodes: map[uint8]string{14: "Video"}},
 		0x0F: {task: "PerfInfo", opcodes: map[uint8]string{51: "SysClEnter", 52: "SysClExit", 67: "ThreadedDPC", 68: "ISR", 69: "DPC"}},
 		0x10: {task: "Heap"},
@@ -269,7 +270,9 @@ func (e *Event) threadsProcess(tid uint32) (pid, t int64, ok bool) {
 // Services, whose thread is the header's) from their payloads; a disk
 // I/O's the header's, or where it names none the issuing thread from the
 // payload and its process from the Thread events (headerOr; a buffer
-// flush the same); a hard
+// flush the same, and a file operation's with version 2's TTID or
+// version 3's IssuingThreadId, and a context switch's with the new
+// thread); a thread name's from its payload; a hard
 // fault's thread from its payload and its process from the Thread events;
 // a TcpIp or UdpIp event's process from its payload, with no thread. ok
 // is false for other events, which keep their header's. created is true
@@ -323,6 +326,31 @@ func (e *Event) kernelIDs() (pid, tid int64, created, ok bool) {
 	case *kernelevents.MemoryHardFaultV2:
 		pid, tid, ok = e.threadsProcess(v.TThreadId)
 		return pid, tid, false, ok
+	case *kernelevents.ThreadCSwitchV2:
+		pid, tid, ok = e.headerOr(v.NewThreadID)
+		return pid, tid, false, ok
+	case *kernelevents.ThreadSetNameV2:
+		return int64(v.ProcessID), int64(v.ThreadID), false, true
+	case kernelevents.FileIOCreateEvent:
+		f := v.FileIOCreateFields()
+		pid, tid, ok = e.headerOr(fileIOThread(f.HasIssuingThreadId, f.IssuingThreadId, f.TTID))
+		return pid, tid, false, ok
+	case kernelevents.FileIOSimpleOpEvent:
+		f := v.FileIOSimpleOpFields()
+		pid, tid, ok = e.headerOr(fileIOThread(f.HasIssuingThreadId, f.IssuingThreadId, f.TTID))
+		return pid, tid, false, ok
+	case kernelevents.FileIOReadWriteEvent:
+		f := v.FileIOReadWriteFields()
+		pid, tid, ok = e.headerOr(fileIOThread(f.HasIssuingThreadId, f.IssuingThreadId, f.TTID))
+		return pid, tid, false, ok
+	case kernelevents.FileIOInfoEvent:
+		f := v.FileIOInfoFields()
+		pid, tid, ok = e.headerOr(fileIOThread(f.HasIssuingThreadId, f.IssuingThreadId, f.TTID))
+		return pid, tid, false, ok
+	case kernelevents.FileIODirEnumEvent:
+		f := v.FileIODirEnumFields()
+		pid, tid, ok = e.headerOr(fileIOThread(f.HasIssuingThreadId, f.IssuingThreadId, f.TTID))
+		return pid, tid, false, ok
 	case kernelevents.TcpIpEvent:
 		return int64(v.TcpIpFields().PID), -1, false, true
 	case kernelevents.TcpIpConnectEvent:
@@ -341,4 +369,13 @@ func (e *Event) kernelIDs() (pid, tid int64, created, ok bool) {
 		return int64(v.PID), -1, false, true
 	}
 	return 0, 0, false, false
+}
+
+// fileIOThread is a file operation's issuing thread: version 3's
+// IssuingThreadId, or version 2's pointer-sized TTID.
+func fileIOThread(v3 bool, issuing uint32, ttid uint64) uint32 {
+	if v3 {
+		return issuing
+	}
+	return uint32(ttid)
 }

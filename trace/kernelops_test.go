@@ -1,0 +1,98 @@
+package trace_test
+
+import (
+	"encoding/binary"
+	"strings"
+	"testing"
+
+	"github.com/clrgo/clrevents/internal/etltest"
+	"github.com/clrgo/clrevents/kernelevents"
+	"github.com/clrgo/clrevents/trace"
+)
+
+// TestKernelOperations: context switches, thread names, file system and
+// registry operations are decoded and named as TraceEvent names them,
+// and get their process and thread as TraceEvent fixes them up: a context
+// switch is the new thread's, a file operation the issuing thread's
+// (version 2's pointer-sized TTID, version 3's IssuingThreadId) where
+// the header names none, each with its process from the Thread events;
+// a thread's name is the thread's; a registry operation and an
+// operation's end keep their header's. A header that names the thread
+// and process wins over the payload.
+func TestKernelOperations(t *testing.T) {
+	le := binary.LittleEndian
+	const (
+		thread, fileIO, registry = 0x05, 0x04, 0x09
+		none                     = 0xFFFFFFFF
+		pid, tid                 = 20, 55
+	)
+	threadStart := func(ts int64) []byte {
+		p := le.AppendUint32(le.AppendUint32(nil, pid), tid)
+		for range 7 {
+			p = le.AppendUint64(p, 0)
+		}
+		return etltest.System(thread, 1, 2, 0, 0, ts, le.AppendUint32(p, 0))
+	}
+	kernel := func(group, op, version uint8, htid, hpid uint32, ts int64, ev kernelevents.Event) []byte {
+		return etltest.System(group, op, version, htid, hpid, ts, ev.Encode(nil, 8))
+	}
+	type want struct {
+		name     string
+		pid, tid int64
+		text     string // in AppendText's output; "" for an event kernelevents does not decode
+	}
+	events := [][]byte{
+		threadStart(10),
+		kernel(thread, 36, 2, none, none, 20, &kernelevents.ThreadCSwitchV2{NewThreadID: tid, OldThreadID: 0, NewThreadPriority: 9,
+			OldThreadWaitReason: 6, OldThreadWaitMode: 1, OldThreadState: 5, NewThreadWaitTime: 0x10}),
+		kernel(fileIO, 67, 3, none, none, 30, &kernelevents.FileIOReadV3{Offset: 4096, IrpPtr: 0xffffa00000001000, FileObject: 0xffffa00000002000,
+			FileKey: 0xffffa00000003000, IssuingThreadId: tid, IoSize: 512}),
+		kernel(fileIO, 64, 2, none, none, 40, &kernelevents.FileIOCreateV2{IrpPtr: 0xffffa00000001000, TTID: tid, FileObject: 0xffffa00000002000,
+			CreateOptions: 0x01000020, ShareAccess: 3, FileName: kernelevents.UTF16Of(`\Device\HarddiskVolume3\x.txt`)}),
+		kernel(fileIO, 64, 3, 77, 30, 45, &kernelevents.FileIOCreateV3{IssuingThreadId: tid, FileName: kernelevents.UTF16Of(`\y`)}),
+		kernel(fileIO, 72, 3, none, none, 50, &kernelevents.FileIODirEnumV3{FileKey: 0xffffa00000004000, IssuingThreadId: tid, Length: 616,
+			InfoClass: 37, FileName: kernelevents.UTF16Of("*")}),
+		kernel(fileIO, 76, 2, 66, none, 55, &kernelevents.FileIOOperationEndV2{IrpPtr: 0xffffa00000001000, NtStatus: -1073741772}),
+		kernel(thread, 72, 2, none, none, 60, &kernelevents.ThreadSetNameV2{ProcessID: pid, ThreadID: tid, ThreadName: kernelevents.UTF16Of("worker")}),
+		kernel(registry, 11, 2, tid, pid, 70, &kernelevents.RegistryOpenV2{InitialTime: 65, Status: 0xC0000034, KeyHandle: 0xffffb00000000010,
+			KeyName: kernelevents.UTF16Of(`SOFTWARE\Contoso`)}),
+		etltest.System(thread, 50, 2, none, none, 80, make([]byte, 8)),
+		etltest.System(fileIO, 37, 3, tid, pid, 90, make([]byte, 40)),
+	}
+	wants := []want{
+		{"Thread/Start", pid, tid, "ProcessID=20"},
+		{"Thread/CSwitch", pid, tid, "OldThreadID=0 NewThreadID=55 NewThreadPriority=9 OldThreadPriority=0 NewThreadQuantum=0 OldThreadQuantum=0 OldThreadWaitReason=UserRequest OldThreadWaitMode=Swappable OldThreadState=Wait OldThreadWaitIdealProcessor=0 NewThreadWaitTime=0x10"},
+		{"FileIO/Read", pid, tid, "Offset=4096 IrpPtr=0xffffa00000001000 FileObject=0xffffa00000002000 FileKey=0xffffa00000003000 IoSize=512 IoFlags=0"},
+		{"FileIO/Create", pid, tid, `CreateOptions=0x1000020 FileAttributes=0x0 ShareAccess=0x3 FileName="\\Device\\HarddiskVolume3\\x.txt"`},
+		{"FileIO/Create", 30, 77, `FileName="\\y"`},
+		{"FileIO/DirEnum", pid, tid, `FileKey=0xffffa00000004000 Length=616 InfoClass=37 FileIndex=0 FileName="*"`},
+		{"FileIO/OperationEnd", -1, 66, "NtStatus=-1073741772"},
+		{"Thread/SetName", pid, tid, `ThreadName="worker"`},
+		{"Registry/Open", pid, tid, `Status=0xc0000034 KeyHandle=0xffffb00000000010 KeyName="SOFTWARE\\Contoso" Index=0 InitialTime=65`},
+		{"Dispatcher/ReadyThread", -1, -1, ""},
+		{"FileIO/MapFile", pid, tid, ""},
+	}
+	i := 0
+	feedStacks(t, events, func(e *trace.Event, _ bool) {
+		if e.Provider() != "Windows Kernel" || e.Name() == "EventTrace" || strings.HasPrefix(e.Name(), "EventTrace/") {
+			return
+		}
+		if i >= len(wants) {
+			t.Errorf("unexpected event %s", e.Name())
+			return
+		}
+		w := wants[i]
+		i++
+		text, err := e.AppendText(nil)
+		if (err != nil) != (w.text == "") {
+			t.Errorf("%s: AppendText: %v", w.name, err)
+		}
+		if e.DisplayName() != w.name || e.ProcessID() != w.pid || e.ThreadID() != w.tid || !strings.Contains(string(text), w.text) {
+			t.Errorf("event %d: %s pid %d tid %d %s\nwant %s pid %d tid %d with %s", i-1, e.DisplayName(), e.ProcessID(), e.ThreadID(), text,
+				w.name, w.pid, w.tid, w.text)
+		}
+	})
+	if i != len(wants) {
+		t.Errorf("%d kernel events, want %d", i, len(wants))
+	}
+}
