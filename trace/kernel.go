@@ -264,8 +264,9 @@ func (e *Event) threadsProcess(tid uint32) (pid, t int64, ok bool) {
 // thread's process from the trace's Thread events before it (noteKernel),
 // or for the logging program's thread from the log header;
 // a stack walk's and a Thread event's from their payloads; an Image or
-// Process event's process from its payload, with no thread but for an
-// Image Load (the loading thread, from the header); a process's counters'
+// Process event's process from its payload, with no thread, but for an
+// Image Load, which is the loading process's and thread's (the header's,
+// where it names them); a process's counters'
 // (Process/PerfCtr and PerfCtrRundown) and a service's (SystemConfig/
 // Services, whose thread is the header's) from their payloads; a disk
 // I/O's the header's, or where it names none the issuing thread from the
@@ -293,11 +294,18 @@ func (e *Event) kernelIDs() (pid, tid int64, created, ok bool) {
 		return int64(f.ProcessID), int64(f.ThreadID), true, true
 	case kernelevents.ImageEvent:
 		f := v.ImageFields()
-		tid := int64(-1)
-		if f.Kind == kernelevents.KindImageLoad && e.et.ThreadID != 0xFFFFFFFF {
-			tid = int64(e.et.ThreadID)
+		pid, tid := int64(f.ProcessID), int64(-1)
+		if f.Kind == kernelevents.KindImageLoad {
+			// A load is the loading process's and thread's, as its header
+			// says (a driver's payload names process 0).
+			if e.et.ThreadID != 0xFFFFFFFF {
+				tid = int64(e.et.ThreadID)
+			}
+			if e.et.ProcessID != 0xFFFFFFFF {
+				pid = int64(e.et.ProcessID)
+			}
 		}
-		return int64(f.ProcessID), tid, false, true
+		return pid, tid, false, true
 	case kernelevents.ProcessEvent:
 		return int64(v.ProcessFields().ProcessID), -1, true, true
 	case kernelevents.ProcessCountersEvent:

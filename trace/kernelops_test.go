@@ -18,11 +18,13 @@ import (
 // the header names none, each with its process from the Thread events;
 // a thread's name is the thread's; a registry operation and an
 // operation's end keep their header's. A header that names the thread
-// and process wins over the payload.
+// and process wins over the payload. An image's load is the loading
+// process's (the header's), its unload the payload's process's.
 func TestKernelOperations(t *testing.T) {
 	le := binary.LittleEndian
 	const (
 		thread, fileIO, registry = 0x05, 0x04, 0x09
+		load, image              = 0x03, 0x14 // the kernel logs image loads with the Process group's hook
 		none                     = 0xFFFFFFFF
 		pid, tid                 = 20, 55
 	)
@@ -58,6 +60,9 @@ func TestKernelOperations(t *testing.T) {
 			KeyName: kernelevents.UTF16Of(`SOFTWARE\Contoso`)}),
 		etltest.System(thread, 50, 2, none, none, 80, make([]byte, 8)),
 		etltest.System(fileIO, 37, 3, tid, pid, 90, make([]byte, 40)),
+		kernel(load, 10, 2, 8, 4, 100, &kernelevents.ImageLoadV2{ImageBase: 0xfffff80000100000, ProcessID: 0, FileName: kernelevents.UTF16Of(`\SystemRoot\x.sys`)}),
+		kernel(load, 10, 2, tid, pid, 110, &kernelevents.ImageLoadV2{ImageBase: 0x7ff800000000, ProcessID: pid, FileName: kernelevents.UTF16Of(`C:\x.dll`)}),
+		kernel(image, 2, 2, 8, 4, 120, &kernelevents.ImageUnloadV2{ImageBase: 0x7ff800000000, ProcessID: pid, FileName: kernelevents.UTF16Of(`C:\x.dll`)}),
 	}
 	wants := []want{
 		{"Thread/Start", pid, tid, "ProcessID=20"},
@@ -71,6 +76,9 @@ func TestKernelOperations(t *testing.T) {
 		{"Registry/Open", pid, tid, `Status=0xc0000034 KeyHandle=0xffffb00000000010 KeyName="SOFTWARE\\Contoso" Index=0 InitialTime=65`},
 		{"Dispatcher/ReadyThread", -1, -1, ""},
 		{"FileIO/MapFile", pid, tid, ""},
+		{"Image/Load", 4, 8, `FileName="\\SystemRoot\\x.sys"`}, // a driver: the header's process, not the payload's 0
+		{"Image/Load", pid, tid, "ProcessID=20"},
+		{"Image/Unload", pid, -1, "ProcessID=20"}, // the payload's process
 	}
 	i := 0
 	feedStacks(t, events, func(e *trace.Event, _ bool) {
