@@ -339,26 +339,6 @@ func (e *Event) kernelIDs() (pid, tid int64, created, ok bool) {
 		return pid, tid, false, ok
 	case *kernelevents.ThreadSetNameV2:
 		return int64(v.ProcessID), int64(v.ThreadID), false, true
-	case kernelevents.FileIOCreateEvent:
-		f := v.FileIOCreateFields()
-		pid, tid, ok = e.headerOr(fileIOThread(f.HasIssuingThreadId, f.IssuingThreadId, f.TTID))
-		return pid, tid, false, ok
-	case kernelevents.FileIOSimpleOpEvent:
-		f := v.FileIOSimpleOpFields()
-		pid, tid, ok = e.headerOr(fileIOThread(f.HasIssuingThreadId, f.IssuingThreadId, f.TTID))
-		return pid, tid, false, ok
-	case kernelevents.FileIOReadWriteEvent:
-		f := v.FileIOReadWriteFields()
-		pid, tid, ok = e.headerOr(fileIOThread(f.HasIssuingThreadId, f.IssuingThreadId, f.TTID))
-		return pid, tid, false, ok
-	case kernelevents.FileIOInfoEvent:
-		f := v.FileIOInfoFields()
-		pid, tid, ok = e.headerOr(fileIOThread(f.HasIssuingThreadId, f.IssuingThreadId, f.TTID))
-		return pid, tid, false, ok
-	case kernelevents.FileIODirEnumEvent:
-		f := v.FileIODirEnumFields()
-		pid, tid, ok = e.headerOr(fileIOThread(f.HasIssuingThreadId, f.IssuingThreadId, f.TTID))
-		return pid, tid, false, ok
 	case kernelevents.TcpIpEvent:
 		return int64(v.TcpIpFields().PID), -1, false, true
 	case kernelevents.TcpIpConnectEvent:
@@ -375,15 +355,42 @@ func (e *Event) kernelIDs() (pid, tid int64, created, ok bool) {
 		return int64(v.PID), -1, false, true
 	case *kernelevents.TcpIpSendIPV6V2:
 		return int64(v.PID), -1, false, true
+	default:
+		if t, isOp := fileOpThread(v); isOp {
+			pid, tid, ok = e.headerOr(t)
+			return pid, tid, false, ok
+		}
 	}
 	return 0, 0, false, false
 }
 
-// fileIOThread is a file operation's issuing thread: version 3's
-// IssuingThreadId, or version 2's pointer-sized TTID.
-func fileIOThread(v3 bool, issuing uint32, ttid uint64) uint32 {
-	if v3 {
-		return issuing
+// fileOpThread is a file system operation's issuing thread (version 3's
+// IssuingThreadId, or version 2's pointer-sized TTID); isOp is false for
+// other events.
+func fileOpThread(v clrimpl.Event) (tid uint32, isOp bool) {
+	var v3 bool
+	var ttid uint64
+	switch v := v.(type) {
+	case kernelevents.FileIOCreateEvent:
+		f := v.FileIOCreateFields()
+		v3, tid, ttid = f.HasIssuingThreadId, f.IssuingThreadId, f.TTID
+	case kernelevents.FileIOSimpleOpEvent:
+		f := v.FileIOSimpleOpFields()
+		v3, tid, ttid = f.HasIssuingThreadId, f.IssuingThreadId, f.TTID
+	case kernelevents.FileIOReadWriteEvent:
+		f := v.FileIOReadWriteFields()
+		v3, tid, ttid = f.HasIssuingThreadId, f.IssuingThreadId, f.TTID
+	case kernelevents.FileIOInfoEvent:
+		f := v.FileIOInfoFields()
+		v3, tid, ttid = f.HasIssuingThreadId, f.IssuingThreadId, f.TTID
+	case kernelevents.FileIODirEnumEvent:
+		f := v.FileIODirEnumFields()
+		v3, tid, ttid = f.HasIssuingThreadId, f.IssuingThreadId, f.TTID
+	default:
+		return 0, false
 	}
-	return uint32(ttid)
+	if !v3 {
+		tid = uint32(ttid)
+	}
+	return tid, true
 }
