@@ -128,6 +128,14 @@ func endsFold(s, lower string) bool {
 // TaskStarted). An event with no name is "EventID(N)". Name stays the
 // name the trace or the type gives; DisplayName is for matching what
 // PerfView shows. Its strings are made once per kind of event.
+//
+// TraceEvent's parser of the runtime's events has no template for a few
+// of them (IncreaseMemoryPressure and DecreaseMemoryPressure among them),
+// and names those by the format: from the manifest's task name in an ETW
+// log ("GarbageCollection/IncreaseMemoryPressure"), by the task alone in
+// an EventPipe trace ("GC"). DisplayName gives the generated type's,
+// "GC/IncreaseMemoryPressure", for both; match such an event by its
+// Name ("IncreaseMemoryPressure"), which clrdump's -event matches too.
 func (e *Event) DisplayName() string {
 	if e.nt == nil {
 		if d := e.typeDescriptor(); d != nil && e.res.kernel == nil && e.res.class == nil {
