@@ -347,8 +347,9 @@ type Profile struct {
 	// trace's kernel samples are CPU time).
 	ExternalSamples, ManagedSamples int
 	// StartNanos and DurationNanos give the trace's span (Unix nanoseconds
-	// and nanoseconds): its start as the trace states it from Build, the
-	// earliest event's time from a Builder's Finish.
+	// and nanoseconds), to its last event: from its start as the trace
+	// states it from Build (where that is before the first event), from
+	// the earliest event's time from a Builder's Finish.
 	StartNanos, DurationNanos int64
 	// PeriodNanos is the sampling interval of a CPU profile where the
 	// trace states it: an ETW log's kernel CPU samples (PerfInfo's
@@ -607,8 +608,11 @@ func Build(r *trace.Reader, o Options) (*Profile, error) {
 		return nil, errors.Join(fmt.Errorf("%s: %w", r.Name(), err), lost)
 	}
 	p.Name = r.Name()
-	if !info.StartTime.IsZero() {
-		p.StartNanos = info.StartTime.UnixNano()
+	if start := info.StartTime.UnixNano(); !info.StartTime.IsZero() && start < p.StartNanos && p.DurationNanos < math.MaxInt64-(p.StartNanos-start) {
+		// The span starts where the trace says it does, often before
+		// its first event, and still ends at its last.
+		p.DurationNanos += p.StartNanos - start
+		p.StartNanos = start
 	}
 	return p, lost
 }

@@ -647,34 +647,50 @@ func TestGivenMap(t *testing.T) {
 }
 
 // TestDurationIsTheTraces: every kind of profile of a trace has the
-// trace's span, from its first event to its last, whichever events made
-// the samples and whichever processes are kept.
+// trace's span, from its start (its first event, or the start the trace
+// states where that is earlier: the 3.0 trace's is 18 ms before its
+// first event) to its last event, whichever events made the samples and
+// whichever processes are kept.
 func TestDurationIsTheTraces(t *testing.T) {
 	const etl = "../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip"
-	r, err := trace.Open(etl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, last := int64(math.MaxInt64), int64(math.MinInt64)
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			break
-		}
+	const core30 = "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"
+	for _, tc := range []struct {
+		path  string
+		kinds []Options
+	}{
+		{etl, []Options{{Kind: CPU}, {Kind: Alloc}, {Kind: Contention}, {Kind: Exception}, {Kind: CPU, PIDs: []int64{3988}}}},
+		{core30, []Options{{Kind: CPU}, {Kind: Alloc}}},
+	} {
+		r, err := trace.Open(tc.path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		first, last = min(first, e.Time().UnixNano()), max(last, e.Time().UnixNano())
-	}
-	r.Close()
-	for _, o := range []Options{{Kind: CPU}, {Kind: Alloc}, {Kind: Contention}, {Kind: Exception}, {Kind: CPU, PIDs: []int64{3988}}} {
-		p, err := build(t, etl, o)
-		if err != nil {
-			t.Fatalf("%v: %v", o, err)
+		start := r.Info().StartTime.UnixNano()
+		first, last := int64(math.MaxInt64), int64(math.MinInt64)
+		for {
+			e, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, last = min(first, e.Time().UnixNano()), max(last, e.Time().UnixNano())
 		}
-		// Within a microsecond: Time is truncated to 100 ns ticks.
-		if d := p.DurationNanos - (last - first); d < -1000 || d > 1000 {
-			t.Errorf("%+v: duration %d ns, the trace spans %d", o, p.DurationNanos, last-first)
+		r.Close()
+		start = min(start, first)
+		for _, o := range tc.kinds {
+			p, err := build(t, tc.path, o)
+			if err != nil {
+				t.Fatalf("%v: %v", o, err)
+			}
+			// Within a microsecond: Time is truncated to 100 ns ticks.
+			if d := p.StartNanos - start; d < -1000 || d > 1000 {
+				t.Errorf("%s %+v: start %d, the trace starts at %d", tc.path, o, p.StartNanos, start)
+			}
+			if d := p.StartNanos + p.DurationNanos - last; d < -1000 || d > 1000 {
+				t.Errorf("%s %+v: ends %d ns after its last event", tc.path, o, d)
+			}
 		}
 	}
 }
