@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -471,8 +472,11 @@ func (e *Event) decodeTypeIn(t *clrimpl.Table) typeRef {
 // switch on them works). It reuses one value per type (valid until the
 // next Decode of the same type; strings and arrays inside it alias the
 // payload) and allocates nothing in steady state. An event no table has
-// returns clrimpl.ErrUnknownEvent itself (clrevents.ErrUnknownEvent is the
-// same error); a payload that does not fit its type returns a
+// returns clrimpl.ErrUnknownEvent (clrevents.ErrUnknownEvent is the
+// same error): itself when a table has the event's provider, else an
+// error that wraps it and says that no table has the provider (a program
+// that links package trace alone decodes none of the runtime's events:
+// link package clrevents); a payload that does not fit its type returns a
 // *DecodeError naming the event, the field and the byte offset. A newer
 // version of a known event than the tables hold decodes as the newest
 // older version, unless the Reader was made WithExactVersions.
@@ -486,6 +490,9 @@ func (e *Event) Decode() (clrimpl.Event, error) {
 func (e *Event) DecodeN() (clrimpl.Event, int, error) {
 	ref := e.decodeType()
 	if !ref.ok() {
+		if e.res != nil && len(e.res.provs) == 0 && e.res.kernel == nil {
+			return nil, 0, errNoTable
+		}
 		return nil, 0, clrimpl.ErrUnknownEvent
 	}
 	ev := e.r.value(ref)
@@ -495,6 +502,9 @@ func (e *Event) DecodeN() (clrimpl.Event, int, error) {
 	}
 	return ev, n, nil
 }
+
+// errNoTable is Decode's error for an event of a provider no table has.
+var errNoTable = fmt.Errorf("%w: no event table the Reader decodes with has its provider (the .NET runtime's events are package clrevents': import it, or give its Table to WithEvents)", clrimpl.ErrUnknownEvent)
 
 func (e *Event) decodeError(err error) error {
 	return &DecodeError{Name: e.r.cfg.name, Offset: e.Offset(), Err: err}
