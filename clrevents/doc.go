@@ -66,7 +66,9 @@
 // Fields whose types cannot be reconciled are left out and named in
 // FFields' doc. The interface FEvent is Event plus the accessor FFields(),
 // which every member implements without allocating. Families lists them
-// all.
+// all. A case sees every event of the family's members, and a runtime may
+// log one occurrence as two of them: the .NET Framework logs each GC's
+// start as both GCStart_V1 and GCStart_V2, with the same Count.
 //
 // When a family's members mean different things (loads, unloads, and the
 // rundown's DCStart and DCEnd), FFields.Kind tells them apart, a value of

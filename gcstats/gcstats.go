@@ -226,11 +226,15 @@ type Process struct {
 	// says; HasServerGC whether the trace has one. A server GC may run
 	// one heap (GCHeapCount=1, or DATAS starting with one).
 	ServerGC, HasServerGC bool
-	// Allocated is the bytes allocated in the whole trace by small, large
-	// and pinned object heap, from AllocationTick events; HasAllocated
-	// tells whether the trace has any for the process. Without them
-	// allocation is unknown, not zero: they need the GC keyword (0x1) at
-	// level Verbose (5).
+	// Allocated is the sum of the process's AllocationTick events'
+	// amounts over the whole trace, by small, large and pinned object
+	// heap; HasAllocated tells whether the trace has any for the process.
+	// Without them it is unknown, not zero: they need the GC keyword (0x1)
+	// at level Verbose (5). The ticks are the runtime's sample of what
+	// was allocated, which some runtimes overcount several times over:
+	// what the GCs say was allocated between them, as PerfView totals it,
+	// is Summary's Allocated (the .NET Core 3.0 trace's ticks say 4,235
+	// MB, its GCs 1,123).
 	Allocated    [3]uint64
 	HasAllocated bool
 

@@ -168,7 +168,11 @@ const (
 	// Alloc is where memory was allocated: the runtime's allocation
 	// ticks (GCAllocationTick, about one every 100 KB; .NET 10's
 	// AllocationSampled), as objects and bytes, each stack ending in the
-	// type allocated. The bytes are what was allocated; the objects are
+	// type allocated. The bytes are the ticks' amounts, as PerfView's GC
+	// Heap Alloc view sums them: the runtime's sample of what was
+	// allocated, which some runtimes overcount several times over (the
+	// .NET Core 3.0 trace's ticks say 4,235 MB where its GCs' heap
+	// histories say 1,123: gcstats' Summary.Allocated); the objects are
 	// an estimate from AllocationSampled (each sample weighed up by its
 	// chance of being taken), but from GCAllocationTick the count of
 	// ticks: a tick stands for about 100 KB of objects and does not say
