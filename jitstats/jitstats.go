@@ -20,7 +20,10 @@
 // MethodLoad(Verbose) event for the same method on the same thread. The
 // trace needs the runtime's JIT keyword (0x10) at level Verbose (5) for
 // the start events and the names; at level Informational the loads alone
-// give tiers and sizes but no compile times. Inlining decisions need the
+// give tiers and sizes but no compile times. A load with no start event
+// before it is a compile only when the runtime flags its code as jitted:
+// the JIT helper stubs and precompiled code it loads are not methods of
+// the report (PerfView's JITStats leaves them out too). Inlining decisions need the
 // JitTracing keyword (0x1000) at Verbose; methods restored from ReadyToRun
 // images (R2RGetEntryPoint) need the CompilationDiagnostic keyword
 // (0x2000000000). Read returns ErrNoEvents for a trace with none of
