@@ -871,3 +871,82 @@ func TestCompressedDamageNotUnsupported(t *testing.T) {
 		t.Errorf("%d of %d events read", n, len(l.events))
 	}
 }
+
+// readEach reads bad to its final error in the three ways damageReaders
+// opens it, and checks that the events delivered are the intact log's
+// (every field and byte) but for those lost reports: lost(i) says the
+// intact log's event i is not delivered. It returns each way's final
+// error and damage.
+func (l *intactLog) readEach(t *testing.T, what string, bad []byte, lost func(i int) bool) (errs []error, dms [][]Damage) {
+	t.Helper()
+	names, open := damageReaders(t, bad)
+	for k, o := range open {
+		r, done := o()
+		got, err := readUntilErr(r, etlNextBound(len(bad)))
+		done()
+		if cerr := checkFinal(r, err); cerr != nil {
+			t.Errorf("%s, %s: %v", what, names[k], cerr)
+		}
+		errs, dms = append(errs, err), append(dms, r.Damage())
+		seen := map[evKey]bool{}
+		for _, g := range got {
+			key := evKey{g.Buffer, g.Offset}
+			i, ok := l.byKey[key]
+			switch {
+			case !ok || seen[key]:
+				t.Errorf("%s, %s: %v delivered: not the intact log's, or twice", what, names[k], g)
+			case lost(i):
+				t.Errorf("%s, %s: %v delivered, from the damage", what, names[k], g)
+			case !etlEventsEqual(g, l.events[i]) || g.Proc != l.events[i].Proc:
+				t.Errorf("%s, %s: %v delivered as %v", what, names[k], l.events[i], g)
+			}
+			seen[key] = true
+		}
+		for i, e := range l.events {
+			if !lost(i) && !seen[evKey{e.Buffer, e.Offset}] {
+				t.Errorf("%s, %s: %v not delivered", what, names[k], e)
+				break
+			}
+		}
+	}
+	return errs, dms
+}
+
+// TestFirstBufferSize: the first buffer's stated size is checked against
+// the log header's BufferSize once that is read, as every other
+// buffer's: a size the log does not allow is damage after the log header
+// event (read, as the log's header), and the next buffer is found. Not a
+// truncation (the audit's F1: buffers 1 and 2 taken as the first's
+// padding and lost with no report, or the whole log after the header
+// event, and "file is truncated" at the wrong offset).
+func TestFirstBufferSize(t *testing.T) {
+	gc := loadIntact(t, "gcevents", gcETL(t))
+	ce := loadIntact(t, "contention-exception", unzipETL(t, contentionZip))
+	for _, c := range []struct {
+		l    *intactLog
+		size uint32
+	}{
+		{gc, 3 * 65536},     // one bit: buffers 1 and 2 were lost
+		{gc, 0x00FE0000},    // 16,646,144, beyond the file
+		{ce, 0x20000 + 512}, // compressed: above what 64 KiB take as literals
+	} {
+		l := c.l
+		what := fmt.Sprintf("%s, first buffer's size %d", l.name, c.size)
+		bad := bytes.Clone(l.data)
+		le.PutUint32(bad, c.size)
+		errs, dms := l.readEach(t, what, bad, func(i int) bool { return i > 0 && l.events[i].Buffer == 0 })
+		from, end := l.hdrEnd, l.bufs[1].off
+		if l.bufs[0].compressed {
+			from = 0 // a compressed buffer is one unit
+		}
+		for k, err := range errs {
+			want := fmt.Sprintf("etl: damaged buffer skipped (%s bytes): buffer 0 at offset 0: buffer size %d is out of range [72, %d]", n0(end-from), c.size, l.limit)
+			if errors.Is(err, ErrTruncated) || err == nil || err.Error() != want {
+				t.Errorf("%s: %v, want %q", what, err, want)
+			}
+			if d := dms[k]; len(d) != 1 || d[0].Buffer != 0 || d[0].Offset != from || d[0].Offset+d[0].Length != end || d[0].Missing != 0 {
+				t.Errorf("%s: damage %+v, want buffer 0 from %d to %d", what, d, from, end)
+			}
+		}
+	}
+}

@@ -176,8 +176,13 @@
 // Reader.Damage lists the ranges. Reader.SetStrict makes the Reader stop
 // at the first damage instead, returning its *FormatError (after every
 // complete event, for a truncation). The first buffer, which holds the
-// log header, must read: without it NewReader fails. An error reading the
-// underlying file ends the log.
+// log header, must read: without it NewReader fails. Once the log header
+// is read, the first buffer's stated size gets the check every other
+// buffer's does: where the log does not allow it, the log header's event
+// is still read (it is the log's header), the rest of the buffer is a
+// Damage as any buffer with an impossible size is, and the next buffer is
+// found as described above. An error reading the underlying file ends the
+// log.
 //
 // Sizes read from the file never make the Reader allocate more than the
 // file can back (buffers are read in steps, and a compressed buffer

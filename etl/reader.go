@@ -389,6 +389,11 @@ func NewFileOrderReader(r io.Reader) (*Reader, error) {
 	if err := rd.init(s); err != nil {
 		return nil, err
 	}
+	if next, n, err := rd.checkFirst(s); err != nil {
+		return nil, err
+	} else if n > 0 {
+		rd.fileOff, rd.nbuf = next, n
+	}
 	return rd, nil
 }
 
@@ -421,7 +426,15 @@ func newReaderAt(ra io.ReaderAt, base, size int64) (*Reader, error) {
 	if err := rd.init(first); err != nil {
 		return nil, err
 	}
-	if err := rd.scan(int64(info.size)); err != nil {
+	next, n, err := rd.checkFirst(first)
+	if err != nil {
+		return nil, err
+	}
+	linked := n == 0 // the next buffer is where the first's size leads
+	if linked {
+		next, n = int64(info.size), 1
+	}
+	if err := rd.scan(next, n, linked); err != nil {
 		return nil, err
 	}
 	return rd, nil
@@ -476,6 +489,58 @@ func (r *Reader) init(s *stream) error {
 	r.setLimits(s.info.want)
 	r.hdrEnd = bufferHeaderSize + int64(align8(hsize))
 	return nil
+}
+
+// checkFirst gives the first buffer, s's, once init has read the log
+// header from it, the check of its stated size every other buffer's gets
+// (checkSize): only then are the log's limits known. A size the log does
+// not allow gives no way to the next buffer, which is found as resync
+// finds one after any bad header, searching from the end of the log
+// header's event. That event is read (it is the log's header); the rest
+// of the buffer is damage, as the whole of any other buffer whose header
+// states an impossible size: its events are not delivered, and the bytes
+// from the log header event's end (a compressed buffer's from its start)
+// to the next buffer are recorded. checkFirst returns where the next
+// buffer begins and how many buffers the range from the file's start to
+// there is taken to hold, or n 0 when the first buffer passes.
+func (r *Reader) checkFirst(s *stream) (next int64, n int, err error) {
+	info := s.info
+	why := r.checkSize(info.want)
+	if why == nil {
+		return 0, 0, nil
+	}
+	if !r.hdr.Compressed() && r.sizeLimit == int64(r.hdr.BufferSize) {
+		// The log's buffers are BufferSize (uncompressed); the first's
+		// size is damaged, not another: the next is expected at the
+		// first multiple, where a header there passes the checks.
+		r.stride = r.sizeLimit
+	}
+	from := min(r.hdrEnd, int64(info.size))
+	if r.order == FileOrder {
+		// The buffer's bytes after the log header's event go back in
+		// front of the look-ahead, for the search.
+		r.unread(from, s.raw[from:info.size])
+	}
+	next, n, err = r.resync(0, from)
+	if err != nil {
+		return 0, 0, &FormatError{Buffer: 0, BufferOffset: 0, EventOffset: -1, Err: err}
+	}
+	// Only the log header's event is read.
+	s.buf = s.buf[:min(len(s.buf), int(r.hdrEnd))]
+	s.trunc, s.fault = false, nil
+	s.info.cut = next
+	if r.order == FileOrder {
+		// No search for a later header starts inside this buffer (as
+		// in TimeOrder, whose scan starts at next).
+		s.raw = nil
+	}
+	d := Damage{Buffer: 0, Offset: from, Length: next - from, Events: -1,
+		Err: &FormatError{Buffer: 0, BufferOffset: 0, EventOffset: -1, Compressed: s.compressed, Err: why}}
+	if s.compressed {
+		d.Offset, d.Length = 0, next // a compressed buffer is one unit
+	}
+	r.addDamage(d)
+	return next, max(n, 1), nil
 }
 
 // resyncMargin widens the span a buffer's timestamp must fall in (see
@@ -657,8 +722,9 @@ func (r *Reader) Next() (*Event, error) {
 }
 
 // start runs before the first event. In strict mode, the buffer headers a
-// TimeOrder scan found damaged end the log there: the buffers from the
-// first one on are dropped, and its error waits for the events before it.
+// TimeOrder scan found damaged (or, in either order, the first buffer's:
+// checkFirst) end the log there: the buffers from the first one on are
+// dropped, and its error waits for the events before it.
 func (r *Reader) start() {
 	r.started = true
 	if !r.strict || len(r.damage) == 0 {
@@ -667,6 +733,9 @@ func (r *Reader) start() {
 	first := r.damage[0]
 	r.damage = nil
 	r.pending = first.Err
+	if r.order == FileOrder {
+		r.eof = true // the damage is in the first buffer: no more are read
+	}
 	for _, s := range r.streams {
 		n := 0
 		for n < len(s.bufs) && s.bufs[n].off < first.Offset {
@@ -983,17 +1052,21 @@ func (r *Reader) noteSize(bs int64) {
 }
 
 // scan reads every buffer header after the first (TimeOrder), from
-// offset off, and sorts the buffers into per-processor streams; the first
-// buffer is a stream of its own. A header stating an impossible size is
-// recorded as damage and the next one looked for (resync).
-func (r *Reader) scan(off int64) error {
+// offset off, the buffer of index i, and sorts the buffers into
+// per-processor streams; the first buffer is a stream of its own. A
+// header stating an impossible size is recorded as damage and the next
+// one looked for (resync). linked says the first buffer ends at off, as
+// its header says (not when checkFirst found the next buffer).
+func (r *Reader) scan(off int64, i int, linked bool) error {
 	var hb [resyncLookahead]byte
 	byProc := map[uint16]*stream{}
 	// The buffer before off (its stream and index there), while off is
 	// where its header says it ends: a search for the next header starts
 	// inside it (see resync).
 	prev, pi := r.streams[0], 0 // the first buffer, which ends at off
-	i := 1
+	if !linked {
+		prev = nil
+	}
 	for off < r.size {
 		left := r.size - off
 		if left < bufferHeaderSize {
