@@ -950,3 +950,55 @@ func TestFirstBufferSize(t *testing.T) {
 		}
 	}
 }
+
+// TestSizePastEnd: in a compressed log, whose buffers are stored at their
+// own sizes, a buffer whose stated size grows past the end of the file
+// while the next buffer's header follows inside it is damaged, not cut
+// short: it is skipped and the buffers after it are read (the audit's F2:
+// contention-exception's buffer 31 grown from 13,606 to 34,086 bytes lost
+// buffers 32 and 33, reported as a truncation). The first buffer too,
+// after its log header event.
+func TestSizePastEnd(t *testing.T) {
+	ce := loadIntact(t, "contention-exception", unzipETL(t, contentionZip))
+	sd := loadIntact(t, "SelfDescribingSingleEvent", unzipETL(t, "../testdata/traces/SelfDescribingSingleEvent.etl.zip"))
+	for _, c := range []struct {
+		l    *intactLog
+		buf  int
+		size uint32
+	}{
+		{ce, 31, 34086},
+		{ce, len(ce.bufs) - 2, uint32(int64(len(ce.data))-ce.bufs[len(ce.bufs)-2].off) + 100},
+		{sd, 1, 59145},
+		{sd, 0, 8000},
+	} {
+		l := c.l
+		b := l.bufs[c.buf]
+		what := fmt.Sprintf("%s, buffer %d's size %d", l.name, c.buf, c.size)
+		if left := int64(len(l.data)) - b.off; int64(c.size) <= left || int64(c.size) > l.limit {
+			t.Fatalf("%s: does not run past the end (%d bytes on), or is out of range", what, left)
+		}
+		bad := bytes.Clone(l.data)
+		le.PutUint32(bad[b.off:], c.size)
+		errs, dms := l.readEach(t, what, bad, func(i int) bool { return l.events[i].Buffer == c.buf && i > 0 })
+		for k, err := range errs {
+			want := fmt.Sprintf("buffer %d at offset %d: buffer size %d runs past the end of the file (%d bytes from the buffer's start), but a buffer header follows at %d", c.buf, b.off, c.size, int64(len(l.data))-b.off, b.end)
+			if errors.Is(err, ErrTruncated) || err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %v, want %q", what, err, want)
+			}
+			from := b.off
+			if c.buf == 0 && !b.compressed {
+				from = l.hdrEnd // after the log header's event
+			}
+			if d := dms[k]; len(d) != 1 || d[0].Buffer != c.buf || d[0].Offset != from || d[0].Offset+d[0].Length != b.end || d[0].Missing != 0 {
+				t.Errorf("%s: damage %+v, want buffer %d from %d to %d", what, d, c.buf, from, b.end)
+			}
+		}
+	}
+	// A log cut short inside the buffer is still cut short.
+	cut := ce.data[:ce.bufs[31].off+5000]
+	for _, r := range []*Reader{mustReader(t, cut), mustFileOrder(t, cut)} {
+		if _, err := readUntilErr(r, 1e6); !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "buffer 31 at offset") {
+			t.Errorf("cut in buffer 31, %v: %v, want ErrTruncated there", r.Order(), err)
+		}
+	}
+}

@@ -163,7 +163,12 @@
 // and a size that fits. Each offset costs a bounded amount of work and the
 // search only moves forward from where it starts. On the real logs these
 // checks accept every buffer header and no other offset. After a searched
-// range, Event.Buffer counts it as one buffer.
+// range, Event.Buffer counts it as one buffer. A buffer whose stated size
+// runs past the end of the file is searched the same way, from just after
+// its start: where a header that passes every check follows inside it,
+// its size is damaged (in a compressed log any size up to the limit
+// passes), and it is a Damage that ends there, the buffers after it read;
+// only where none follows is the file cut short.
 //
 // After the last event Next returns io.EOF when nothing was skipped, and
 // otherwise a *DamageError, on that and every later call: one line giving

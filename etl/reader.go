@@ -492,11 +492,12 @@ func (r *Reader) init(s *stream) error {
 }
 
 // checkFirst gives the first buffer, s's, once init has read the log
-// header from it, the check of its stated size every other buffer's gets
-// (checkSize): only then are the log's limits known. A size the log does
-// not allow gives no way to the next buffer, which is found as resync
-// finds one after any bad header, searching from the end of the log
-// header's event. That event is read (it is the log's header); the rest
+// header from it, the checks of its stated size every other buffer's gets
+// (checkSize, and tailHeader for a size that runs past the end of the
+// file): only then are the log's limits known. A size the log does not
+// allow gives no way to the next buffer, which is found as resync finds
+// one after any bad header, searching from the end of the log header's
+// event. That event is read (it is the log's header); the rest
 // of the buffer is damage, as the whole of any other buffer whose header
 // states an impossible size: its events are not delivered, and the bytes
 // from the log header event's end (a compressed buffer's from its start)
@@ -505,25 +506,42 @@ func (r *Reader) init(s *stream) error {
 // there is taken to hold, or n 0 when the first buffer passes.
 func (r *Reader) checkFirst(s *stream) (next int64, n int, err error) {
 	info := s.info
+	from := min(r.hdrEnd, int64(info.size)) // the log header event's end
 	why := r.checkSize(info.want)
+	if why == nil && info.trunc {
+		// A size that runs past the end of the file, while a buffer
+		// header follows inside it (tailHeader), after the log
+		// header's event.
+		if at := r.tailHeader(s.raw[from-1 : info.size]); at > 0 {
+			next = from - 1 + int64(at)
+			why = pastEndErr(0, info.want, int64(info.size), int(next))
+		}
+	}
 	if why == nil {
 		return 0, 0, nil
 	}
-	if !r.hdr.Compressed() && r.sizeLimit == int64(r.hdr.BufferSize) {
-		// The log's buffers are BufferSize (uncompressed); the first's
-		// size is damaged, not another: the next is expected at the
-		// first multiple, where a header there passes the checks.
-		r.stride = r.sizeLimit
-	}
-	from := min(r.hdrEnd, int64(info.size))
-	if r.order == FileOrder {
-		// The buffer's bytes after the log header's event go back in
-		// front of the look-ahead, for the search.
-		r.unread(from, s.raw[from:info.size])
-	}
-	next, n, err = r.resync(0, from)
-	if err != nil {
-		return 0, 0, &FormatError{Buffer: 0, BufferOffset: 0, EventOffset: -1, Err: err}
+	if next > 0 {
+		r.resynced = true
+		if r.order == FileOrder {
+			r.unread(next, s.raw[next:info.size])
+		}
+	} else {
+		if !r.hdr.Compressed() && r.sizeLimit == int64(r.hdr.BufferSize) {
+			// The log's buffers are BufferSize (uncompressed); the
+			// first's size is damaged, not another: the next is
+			// expected at the first multiple, where a header there
+			// passes the checks.
+			r.stride = r.sizeLimit
+		}
+		if r.order == FileOrder {
+			// The buffer's bytes after the log header's event go back
+			// in front of the look-ahead, for the search.
+			r.unread(from, s.raw[from:info.size])
+		}
+		next, n, err = r.resync(0, from)
+		if err != nil {
+			return 0, 0, &FormatError{Buffer: 0, BufferOffset: 0, EventOffset: -1, Err: err}
+		}
 	}
 	// Only the log header's event is read.
 	s.buf = s.buf[:min(len(s.buf), int(r.hdrEnd))]
@@ -1035,6 +1053,32 @@ func truncErr(info bufInfo) error {
 	return fmt.Errorf("%w: buffer has %d bytes in the file, its header says %d", ErrTruncated, info.size, info.want)
 }
 
+// tailHeader returns where, in b, the file's bytes from the start of a
+// buffer whose stated size runs past the end of the file, the first
+// buffer header that passes candidate's checks begins, or -1. Such a
+// header means the stated size is damaged, not the file cut short: in a
+// compressed log, whose buffers are stored at their own sizes, any size
+// up to what BufferSize bytes take as literals passes checkSize, and one
+// grown past the end of the file would otherwise lose the buffers after
+// it as a truncation (the audit's F2). The search is resync's, byte by
+// byte, over the bytes after the buffer's start; each offset costs a
+// bounded amount of work.
+func (r *Reader) tailHeader(b []byte) int {
+	for i := 1; i+bufferHeaderSize <= len(b); i++ {
+		if r.candidate(b[i:min(len(b), i+resyncLookahead)]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// pastEndErr says that the buffer at off states a size, bs, that runs
+// past the end of the file, left bytes on, while a buffer header follows
+// at off+at.
+func pastEndErr(off, bs, left int64, at int) error {
+	return fmt.Errorf("buffer size %d runs past the end of the file (%d bytes from the buffer's start), but a buffer header follows at %d: the size is damaged, the file not cut", bs, left, off+int64(at))
+}
+
 // checkSize returns why a buffer header's stated size is impossible, or
 // nil.
 func (r *Reader) checkSize(bs int64) error {
@@ -1117,6 +1161,21 @@ func (r *Reader) scan(off int64, i int, linked bool) error {
 			i += skipped
 			off, prev = next, nil
 			continue
+		}
+		if bs > left {
+			// Its size runs past the end of the file: cut short, unless
+			// a buffer header follows inside it (pastEnd).
+			b, err := r.peek(off, int(left))
+			if err != nil {
+				return &FormatError{Buffer: i, BufferOffset: off, EventOffset: -1, Err: err}
+			}
+			if at := r.tailHeader(b); at > 0 {
+				r.resynced = true
+				r.addDamage(Damage{Buffer: i, Offset: off, Length: int64(at), Events: -1, Err: &FormatError{Buffer: i, BufferOffset: off, EventOffset: -1, Err: pastEndErr(off, bs, left, at)}})
+				i++
+				off, prev = off+int64(at), nil
+				continue
+			}
 		}
 		r.noteSize(bs)
 		info := bufInfo{index: i, off: off, size: int(bs), want: bs, ts: int64(le.Uint64(h[16:]))}
@@ -1285,6 +1344,21 @@ func (r *Reader) readSeq(s *stream) error {
 			}
 		}
 		s.raw = s.raw[:have]
+		if int64(have) < bs && idx > 0 {
+			// Its size runs past the end of the file: cut short, unless
+			// a buffer header follows inside it (pastEnd).
+			if at := r.tailHeader(s.raw); at > 0 {
+				r.unread(off+int64(at), s.raw[at:])
+				r.nbuf++
+				r.fileOff = off + int64(at)
+				r.resynced = true
+				if err := r.damaged(Damage{Buffer: idx, Offset: off, Length: int64(at), Events: -1, Err: &FormatError{Buffer: idx, BufferOffset: off, EventOffset: -1, Err: pastEndErr(off, bs, int64(have), at)}}); err != nil {
+					r.eof = true
+					return err
+				}
+				continue
+			}
+		}
 		info := bufInfo{index: idx, off: off, size: have, trunc: int64(have) < bs, want: bs}
 		r.nbuf++
 		r.fileOff += int64(have)
