@@ -1002,3 +1002,65 @@ func TestSizePastEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatedBuffer: a buffer the file holds twice (the same
+// SequenceNumber and header as one read before) is skipped as damage
+// naming the buffer it repeats, its events delivered once (the audit's
+// F3: delivered twice, no report); a file holding more buffers than the
+// log header's BuffersWritten, repeats left out, is reported at the first
+// beyond the count, with nothing skipped.
+func TestRepeatedBuffer(t *testing.T) {
+	gc := loadIntact(t, "gcevents", gcETL(t))
+	ce := loadIntact(t, "contention-exception", unzipETL(t, contentionZip))
+	for _, c := range []struct {
+		l   *intactLog
+		buf int
+	}{{gc, 2}, {ce, 17}} {
+		l := c.l
+		b := l.bufs[c.buf]
+		end := int64(len(l.data))
+		bad := append(bytes.Clone(l.data), l.data[b.off:b.end]...) // a copy at the end
+		what := fmt.Sprintf("%s, buffer %d repeated at the end", l.name, c.buf)
+		errs, dms := l.readEach(t, what, bad, func(int) bool { return false })
+		for k, err := range errs {
+			want := fmt.Sprintf("etl: damaged buffer skipped (%s bytes): buffer %d at offset %d: a repeat of buffer %d at offset %d (sequence number %d, the same header)",
+				n0(b.end-b.off), len(l.bufs), end, c.buf, b.off, le.Uint64(l.data[b.off+24:]))
+			if err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("%s: %v, want %q…", what, err, want)
+			}
+			if d := dms[k]; len(d) != 1 || d[0].Buffer != len(l.bufs) || d[0].Offset != end || d[0].Length != b.end-b.off {
+				t.Errorf("%s: damage %+v", what, d)
+			}
+		}
+		// Repeated right after itself, as the audit had it: every event
+		// once.
+		bad = slices.Concat(l.data[:b.end], l.data[b.off:b.end], l.data[b.end:])
+		for _, r := range []*Reader{mustReader(t, bad), mustFileOrder(t, bad)} {
+			got, err := readUntilErr(r, 1e6)
+			if len(got) != len(l.events) || !errors.Is(err, ErrDamaged) || len(r.Damage()) != 1 || r.Damage()[0].Buffer != c.buf+1 {
+				t.Errorf("%s, buffer %d repeated after itself, %v: %d events, want %d; %v", l.name, c.buf, r.Order(), len(got), len(l.events), err)
+			}
+		}
+	}
+
+	// The copy numbered as a buffer of its own: its events are read, and
+	// the file holds one buffer more than the header counts.
+	b := gc.bufs[2]
+	bad := append(bytes.Clone(gc.data), gc.data[b.off:b.end]...)
+	le.PutUint64(bad[len(gc.data)+24:], 99)
+	written := int(mustReader(t, gc.data).Header().BuffersWritten)
+	want := fmt.Sprintf("etl: buffer %d at offset %d: the file holds %d buffers, more than the %d the log header says were written", len(gc.bufs), len(gc.data), written+1, written)
+	for _, strict := range []bool{false, true} {
+		for _, r := range []*Reader{mustReader(t, bad), mustFileOrder(t, bad)} {
+			r.SetStrict(strict)
+			got, err := readUntilErr(r, 1e6)
+			var fe *FormatError
+			if len(got) != len(gc.events)+b.n || err == nil || !strings.HasPrefix(err.Error(), want) || !errors.As(err, &fe) || fe.Buffer != len(gc.bufs) {
+				t.Errorf("one buffer beyond the count, %v, strict %v: %d events, %v; want %d, %q…", r.Order(), strict, len(got), err, len(gc.events)+b.n, want)
+			}
+			if d := r.Damage(); !strict && (len(d) != 1 || d[0].Length != 0 || d[0].Events != 0 || d[0].Offset != int64(len(gc.data))) {
+				t.Errorf("one buffer beyond the count, %v: damage %+v", r.Order(), d)
+			}
+		}
+	}
+}

@@ -170,6 +170,15 @@
 // passes), and it is a Damage that ends there, the buffers after it read;
 // only where none follows is the file cut short.
 //
+// ETW numbers the buffers it writes (their headers' SequenceNumber, unique
+// in each of the repository's logs): a buffer whose number and header
+// repeat one read before is a copy of it, and a Damage naming that
+// buffer, its events not delivered again. A file whose buffers, repeats
+// left out, are more than the log header's BuffersWritten, where the
+// header states the session's end, gets a record that skipped nothing
+// (Length and Events 0) at the first buffer beyond the count, whose events
+// are delivered.
+//
 // After the last event Next returns io.EOF when nothing was skipped, and
 // otherwise a *DamageError, on that and every later call: one line giving
 // how many ranges and bytes were skipped, then the first one's error in

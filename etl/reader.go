@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math"
 	"slices"
@@ -126,6 +127,9 @@ type Damage struct {
 	// its garbled timestamp (Length is then the event's, or 0 in a
 	// compressed buffer, whose bytes the file does not hold as such), -1
 	// for the rest of a buffer (ETL logs never count a buffer's events).
+	// It is 0, and Length 0, only on the record of a file holding more
+	// buffers than its log header counts, which skipped nothing: Buffer
+	// and Offset name the first buffer beyond the count.
 	Events int64
 	// Missing is, on the record of a log cut short, how many buffers the
 	// log header says were written beyond those the file holds (the last
@@ -158,15 +162,25 @@ func (e *DamageError) Error() string {
 		return "etl: " + ErrDamaged.Error()
 	}
 	var bytes, events int64
-	unknown, missing := 0, 0
+	unknown, missing, notes := 0, 0, 0
 	for _, d := range e.Damage {
 		bytes += d.Length
 		missing += d.Missing
-		if d.Events < 0 {
+		switch {
+		case d.Length == 0 && d.Events == 0 && d.Missing == 0:
+			notes++ // skipped nothing: more buffers than the header counts
+		case d.Events < 0:
 			unknown++
-		} else {
+		default:
 			events += d.Events
 		}
+	}
+	if notes == len(e.Damage) && e.Damage[0].Err != nil {
+		s := e.Damage[0].Err.Error()
+		if e.Stopped != nil {
+			s += "; then reading stopped: " + e.Stopped.Error()
+		}
+		return s
 	}
 	if len(e.Damage) == 1 && bytes == 0 && missing > 0 {
 		// Cut short between two buffers: nothing in the file was
@@ -178,13 +192,14 @@ func (e *DamageError) Error() string {
 		return s
 	}
 	// Damage is to buffers, or also to single events (garbled times).
+	ranges := len(e.Damage) - notes
 	what := "damaged buffer"
-	if unknown < len(e.Damage) {
+	if unknown < ranges {
 		what = "damaged range"
 	}
 	s := "etl: " + what + " skipped"
-	if len(e.Damage) > 1 {
-		s = "etl: " + strconv.Itoa(len(e.Damage)) + " " + what + "s skipped"
+	if ranges > 1 {
+		s = "etl: " + strconv.Itoa(ranges) + " " + what + "s skipped"
 	}
 	s += " (" + numfmt.Thousands(bytes) + " bytes"
 	noun := " events"
@@ -324,6 +339,16 @@ type Reader struct {
 	resynced bool   // a buffer header was searched for: buffer counts are estimates
 	scratch  []byte // TimeOrder: bytes peeked for resync
 	lz       []byte // resync: the start of a candidate's expansion
+
+	// seqs holds, by WMI_BUFFER_HEADER.SequenceNumber, the first buffer
+	// read with each (noteBuffer): a later one with the same number and
+	// the same header is a repeat. One entry per buffer header read.
+	seqs map[uint64]bufRef
+	// headers counts the buffer headers read, repeats left out; over is
+	// the first of them beyond the log header's BuffersWritten, if any.
+	headers int
+	over    *bufRef
+	repeats int // buffers skipped as repeats
 
 	expMem int // capacity of all streams' expanded buffers (TimeOrder)
 	// hdrEnd is where the log header's event ends in the first buffer: a
@@ -506,6 +531,8 @@ func (r *Reader) init(s *stream) error {
 // there is taken to hold, or n 0 when the first buffer passes.
 func (r *Reader) checkFirst(s *stream) (next int64, n int, err error) {
 	info := s.info
+	// The first buffer, noted for the repeats of it: it is none.
+	r.noteBuffer(0, 0, info.want, s.raw[:min(info.size, resyncLookahead)])
 	from := min(r.hdrEnd, int64(info.size)) // the log header event's end
 	why := r.checkSize(info.want)
 	if why == nil && info.trunc {
@@ -798,7 +825,7 @@ func (r *Reader) damaged(d Damage) error {
 // sameBuffer reports whether damage records a and b are of one compressed
 // buffer (at its offset, one of them an event left out: see garbledTime).
 func sameBuffer(a, b Damage) bool {
-	return a.Offset == b.Offset && a.Buffer == b.Buffer && (a.Length == 0 || b.Length == 0)
+	return a.Offset == b.Offset && a.Buffer == b.Buffer && (a.Length == 0 || b.Length == 0) && a.Events != 0 && b.Events != 0
 }
 
 // addDamage inserts d in file order, joining it to contiguous ranges. A
@@ -857,10 +884,23 @@ func (r *Reader) wrapped(size int64) bool {
 // on the damage that ends the file (a buffer cut short), or on a record
 // of their own when the file ends cleanly between two buffers. After a
 // header was searched for, the count of buffers seen is an estimate, and
-// the check is not made.
+// the check is not made. Repeats of a buffer (noteBuffer) are not
+// counted. It also notes a file whose buffer headers, repeats left out,
+// are more than the log header counts: a record that skipped nothing
+// (Length and Events 0) at the first buffer beyond the count.
 func (r *Reader) checkBufferCount() {
 	want := int(r.hdr.BuffersWritten)
-	seen := r.nbuf
+	if p := r.over; p != nil && r.hdr.EndTime.After(r.hdr.StartTime) {
+		// More buffers than the log header counts, repeats left out
+		// (noteBuffer), in a log whose header states the session's end
+		// (the count of a log still being written need not be final).
+		d := Damage{Buffer: p.index, Offset: p.off, Events: 0, Err: &FormatError{Buffer: p.index, BufferOffset: p.off, EventOffset: -1,
+			Err: fmt.Errorf("the file holds %d buffers, more than the %d the log header says were written: from here on, buffers beyond that count were read (another log's, or repeated under another sequence number)", r.headers, want)}}
+		if err := r.damaged(d); err != nil && r.pending == nil {
+			r.pending = err
+		}
+	}
+	seen := r.nbuf - r.repeats
 	end := r.size
 	if r.order == FileOrder {
 		end = r.fileOff
@@ -1079,6 +1119,50 @@ func pastEndErr(off, bs, left int64, at int) error {
 	return fmt.Errorf("buffer size %d runs past the end of the file (%d bytes from the buffer's start), but a buffer header follows at %d: the size is damaged, the file not cut", bs, left, off+int64(at))
 }
 
+// bufRef names a buffer read: its index and offset, and a digest of its
+// header and first bytes (noteBuffer).
+type bufRef struct {
+	index int
+	off   int64
+	sum   uint64
+}
+
+// bufSeed seeds the digests of noteBuffer.
+var bufSeed = maphash.MakeSeed()
+
+// noteBuffer notes the buffer of index idx at off, whose stated size is
+// bs and whose first bytes (up to resyncLookahead, as stored) are h, and
+// returns why it is to be skipped: it repeats a buffer read before. ETW
+// numbers the buffers it writes (WMI_BUFFER_HEADER.SequenceNumber, unique
+// in each of the repository's logs); a buffer whose number was seen
+// before, with the same header and first bytes, is a copy of that buffer,
+// whose events were delivered already (the audit's F3: a buffer repeated
+// in the file delivered its events twice). A number seen before with
+// another header is not taken for a repeat: its events are not the
+// other's, and a writer not seen here might not number its buffers.
+// Each buffer costs a digest of at most resyncLookahead bytes and a map
+// entry: at most one per buffer header the file holds.
+func (r *Reader) noteBuffer(idx int, off, bs int64, h []byte) error {
+	seq := le.Uint64(h[24:])
+	sum := maphash.Bytes(bufSeed, h[:min(int64(len(h)), bs, resyncLookahead)])
+	p, seen := r.seqs[seq]
+	if seen && p.sum == sum {
+		r.repeats++
+		return fmt.Errorf("a repeat of buffer %d at offset %d (sequence number %d, the same header): its events were read there", p.index, p.off, seq)
+	}
+	if !seen {
+		if r.seqs == nil {
+			r.seqs = map[uint64]bufRef{}
+		}
+		r.seqs[seq] = bufRef{idx, off, sum}
+	}
+	r.headers++
+	if want := int(r.hdr.BuffersWritten); want > 0 && r.headers == want+1 {
+		r.over = &bufRef{index: idx, off: off}
+	}
+	return nil
+}
+
 // checkSize returns why a buffer header's stated size is impossible, or
 // nil.
 func (r *Reader) checkSize(bs int64) error {
@@ -1176,6 +1260,13 @@ func (r *Reader) scan(off int64, i int, linked bool) error {
 				off, prev = off+int64(at), nil
 				continue
 			}
+		}
+		if err := r.noteBuffer(i, off, bs, h); err != nil {
+			n := min(bs, left)
+			r.addDamage(Damage{Buffer: i, Offset: off, Length: n, Events: -1, Err: &FormatError{Buffer: i, BufferOffset: off, EventOffset: -1, Err: err}})
+			i++
+			off, prev = off+n, nil
+			continue
 		}
 		r.noteSize(bs)
 		info := bufInfo{index: i, off: off, size: int(bs), want: bs, ts: int64(le.Uint64(h[16:]))}
@@ -1353,6 +1444,17 @@ func (r *Reader) readSeq(s *stream) error {
 				r.fileOff = off + int64(at)
 				r.resynced = true
 				if err := r.damaged(Damage{Buffer: idx, Offset: off, Length: int64(at), Events: -1, Err: &FormatError{Buffer: idx, BufferOffset: off, EventOffset: -1, Err: pastEndErr(off, bs, int64(have), at)}}); err != nil {
+					r.eof = true
+					return err
+				}
+				continue
+			}
+		}
+		if idx > 0 {
+			if err := r.noteBuffer(idx, off, bs, s.raw); err != nil {
+				r.nbuf++
+				r.fileOff += int64(have)
+				if err := r.damaged(Damage{Buffer: idx, Offset: off, Length: int64(have), Events: -1, Err: &FormatError{Buffer: idx, BufferOffset: off, EventOffset: -1, Err: err}}); err != nil {
 					r.eof = true
 					return err
 				}

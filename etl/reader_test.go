@@ -169,15 +169,24 @@ func gcBuffers(t testing.TB) [][]byte {
 }
 
 // bigGC builds a larger log: the gcevents header buffer, then its other
-// buffers repeated n times.
+// buffers repeated n times, each copy numbered as a buffer of its own
+// (WMI_BUFFER_HEADER.SequenceNumber) and counted in the log header's
+// BuffersWritten, as ETW writes a log.
 func bigGC(t testing.TB, n int) []byte {
 	bufs := gcBuffers(t)
 	out := append([]byte(nil), bufs[0]...)
+	seq := uint64(1)
 	for i := 0; i < n; i++ {
 		for _, b := range bufs[1:] {
+			at := len(out)
 			out = append(out, b...)
+			binary.LittleEndian.PutUint64(out[at+24:], seq)
+			seq++
 		}
 	}
+	// TRACE_LOGFILE_HEADER.BuffersWritten, in the payload of the log
+	// header event (a system header after the buffer header).
+	binary.LittleEndian.PutUint32(out[bufferHeaderSize+systemHeaderSize+36:], uint32(seq))
 	return out
 }
 
