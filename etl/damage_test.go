@@ -1064,3 +1064,42 @@ func TestRepeatedBuffer(t *testing.T) {
 		}
 	}
 }
+
+// TestProcessorOutOfRange: a buffer read in sequence whose processor is
+// not below the log header's NumberOfProcessors gets the header check a
+// searched-for buffer gets: it is damage, skipped, and the buffers around
+// it are read (the audit's F4: its events came with processor 65287 in a
+// log of 8, no report).
+func TestProcessorOutOfRange(t *testing.T) {
+	gc := loadIntact(t, "gcevents", gcETL(t))
+	ce := loadIntact(t, "contention-exception", unzipETL(t, contentionZip))
+	for _, c := range []struct {
+		l    *intactLog
+		buf  int
+		proc uint16
+	}{
+		{ce, 1, 7 ^ 0xFF00}, // byte 41 flipped: 65287
+		{ce, 1, 7 ^ 0xFF},   // byte 40 flipped: 248
+		{gc, 2, 8},          // the first processor the log does not have
+	} {
+		l := c.l
+		b := l.bufs[c.buf]
+		if le.Uint16(l.data[b.off+52:])&BufferFlagProcessorIndex == 0 {
+			t.Fatalf("%s: buffer %d has 8-bit processor numbers", l.name, c.buf)
+		}
+		bad := bytes.Clone(l.data)
+		le.PutUint16(bad[b.off+40:], c.proc)
+		what := fmt.Sprintf("%s, buffer %d's processor %d", l.name, c.buf, c.proc)
+		nproc := mustReader(t, l.data).Header().NumberOfProcessors
+		errs, dms := l.readEach(t, what, bad, func(i int) bool { return l.events[i].Buffer == c.buf })
+		for k, err := range errs {
+			want := fmt.Sprintf("etl: damaged buffer skipped (%s bytes): buffer %d at offset %d: processor %d is not below the log's NumberOfProcessors, %d", n0(b.end-b.off), c.buf, b.off, c.proc, nproc)
+			if err == nil || err.Error() != want {
+				t.Errorf("%s: %v, want %q", what, err, want)
+			}
+			if d := dms[k]; len(d) != 1 || d[0].Buffer != c.buf || d[0].Offset != b.off || d[0].Length != b.end-b.off {
+				t.Errorf("%s: damage %+v", what, d)
+			}
+		}
+	}
+}

@@ -168,7 +168,12 @@
 // its start: where a header that passes every check follows inside it,
 // its size is damaged (in a compressed log any size up to the limit
 // passes), and it is a Damage that ends there, the buffers after it read;
-// only where none follows is the file cut short.
+// only where none follows is the file cut short. A buffer read in
+// sequence whose processor is not below the header's NumberOfProcessors
+// (one of the checks above) is a Damage too, whatever its size: its
+// events would come with a processor the logging machine did not have.
+// The first buffer is read whatever its processor: it holds the log
+// header.
 //
 // ETW numbers the buffers it writes (their headers' SequenceNumber, unique
 // in each of the repository's logs): a buffer whose number and header

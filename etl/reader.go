@@ -1163,6 +1163,19 @@ func (r *Reader) noteBuffer(idx int, off, bs int64, h []byte) error {
 	return nil
 }
 
+// checkProc returns why the buffer whose header is h cannot be read: its
+// processor is not below the log header's NumberOfProcessors (the check
+// a searched-for header gets, candidate's), or nil. Its events would be
+// delivered with a processor the logging machine did not have (the
+// audit's F4: 496 events of processor 65287 in a log of 8). The first
+// buffer, which holds the log header, is not checked: it is read.
+func (r *Reader) checkProc(h []byte) error {
+	if p := int(procOf(h)); r.nproc > 0 && p >= r.nproc {
+		return fmt.Errorf("processor %d is not below the log's NumberOfProcessors, %d", p, r.nproc)
+	}
+	return nil
+}
+
 // checkSize returns why a buffer header's stated size is impossible, or
 // nil.
 func (r *Reader) checkSize(bs int64) error {
@@ -1261,7 +1274,11 @@ func (r *Reader) scan(off int64, i int, linked bool) error {
 				continue
 			}
 		}
-		if err := r.noteBuffer(i, off, bs, h); err != nil {
+		err = r.noteBuffer(i, off, bs, h)
+		if err == nil {
+			err = r.checkProc(h)
+		}
+		if err != nil {
 			n := min(bs, left)
 			r.addDamage(Damage{Buffer: i, Offset: off, Length: n, Events: -1, Err: &FormatError{Buffer: i, BufferOffset: off, EventOffset: -1, Err: err}})
 			i++
@@ -1451,7 +1468,11 @@ func (r *Reader) readSeq(s *stream) error {
 			}
 		}
 		if idx > 0 {
-			if err := r.noteBuffer(idx, off, bs, s.raw); err != nil {
+			err := r.noteBuffer(idx, off, bs, s.raw)
+			if err == nil {
+				err = r.checkProc(s.raw)
+			}
+			if err != nil {
 				r.nbuf++
 				r.fileOff += int64(have)
 				if err := r.damaged(Damage{Buffer: idx, Offset: off, Length: int64(have), Events: -1, Err: &FormatError{Buffer: idx, BufferOffset: off, EventOffset: -1, Err: err}}); err != nil {

@@ -120,7 +120,8 @@ func gcStartTS(t *testing.T) int64 {
 }
 
 // withBuffer appends a buffer holding events for processor proc to the
-// gcevents header buffer.
+// gcevents header buffer; the log header's NumberOfProcessors is raised
+// above proc where it is not (a machine with that many).
 func withBuffer(t *testing.T, proc uint16, events ...[]byte) []byte {
 	hdr := gcBuffers(t)[0]
 	buf := make([]byte, bufferHeaderSize)
@@ -146,6 +147,9 @@ func withBuffer(t *testing.T, proc uint16, events ...[]byte) []byte {
 	}
 	at := bytes.Index(h, ev.Payload[:64])
 	binary.LittleEndian.PutUint32(h[at+36:], 2)
+	if n := binary.LittleEndian.Uint32(h[at+12:]); uint32(proc) >= n {
+		binary.LittleEndian.PutUint32(h[at+12:], uint32(proc)+1)
+	}
 	return append(h, buf...)
 }
 
