@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"math"
 	"slices"
@@ -1119,16 +1118,29 @@ func pastEndErr(off, bs, left int64, at int) error {
 	return fmt.Errorf("buffer size %d runs past the end of the file (%d bytes from the buffer's start), but a buffer header follows at %d: the size is damaged, the file not cut", bs, left, off+int64(at))
 }
 
-// bufRef names a buffer read: its index and offset, and a digest of its
-// header and first bytes (noteBuffer).
+// bufRef names a buffer read: its index and offset, and its header and
+// first bytes as noteBuffer compares them.
 type bufRef struct {
 	index int
 	off   int64
-	sum   uint64
+	sum   headerSum
 }
 
-// bufSeed seeds the digests of noteBuffer.
-var bufSeed = maphash.MakeSeed()
+// headerSum is what of a buffer's first bytes noteBuffer compares to
+// tell a repeat (sumHeader, of the first bytes h of a buffer of stated
+// size bs): its header's sizes, timestamp, processor, state, flags and
+// type, and the first 8 bytes after the header, where the buffer holds
+// them. Loads alone, no hashing.
+type headerSum [5]uint64
+
+func sumHeader(h []byte, bs int64) headerSum {
+	var s headerSum
+	s[0], s[1], s[2], s[3] = le.Uint64(h[0:]), le.Uint64(h[16:]), le.Uint64(h[40:]), le.Uint64(h[48:])
+	if len(h) >= bufferHeaderSize+8 && bs >= bufferHeaderSize+8 {
+		s[4] = le.Uint64(h[bufferHeaderSize:])
+	}
+	return s
+}
 
 // noteBuffer notes the buffer of index idx at off, whose stated size is
 // bs and whose first bytes (up to resyncLookahead, as stored) are h, and
@@ -1140,11 +1152,12 @@ var bufSeed = maphash.MakeSeed()
 // in the file delivered its events twice). A number seen before with
 // another header is not taken for a repeat: its events are not the
 // other's, and a writer not seen here might not number its buffers.
-// Each buffer costs a digest of at most resyncLookahead bytes and a map
-// entry: at most one per buffer header the file holds.
+// Each buffer costs a few words compared and a map entry: at most one
+// per buffer header the file holds (the map is first sized for the
+// buffers the log header counts, at most 1024).
 func (r *Reader) noteBuffer(idx int, off, bs int64, h []byte) error {
 	seq := le.Uint64(h[24:])
-	sum := maphash.Bytes(bufSeed, h[:min(int64(len(h)), bs, resyncLookahead)])
+	sum := sumHeader(h, bs)
 	p, seen := r.seqs[seq]
 	if seen && p.sum == sum {
 		r.repeats++
@@ -1152,7 +1165,9 @@ func (r *Reader) noteBuffer(idx int, off, bs int64, h []byte) error {
 	}
 	if !seen {
 		if r.seqs == nil {
-			r.seqs = map[uint64]bufRef{}
+			// Sized for the buffers the log header counts, up to a
+			// bound: the map grows as buffers are read.
+			r.seqs = make(map[uint64]bufRef, min(max(int(r.hdr.BuffersWritten), 1), 1024))
 		}
 		r.seqs[seq] = bufRef{idx, off, sum}
 	}
