@@ -182,7 +182,8 @@
 // left out, are more than the log header's BuffersWritten, where the
 // header states the session's end, gets a record that skipped nothing
 // (Length and Events 0) at the first buffer beyond the count, whose events
-// are delivered.
+// are delivered (not after a search for a header, when the count is an
+// estimate, nor on a buffer skipped as damage, which has its record).
 //
 // After the last event Next returns io.EOF when nothing was skipped, and
 // otherwise a *DamageError, on that and every later call: one line giving

@@ -821,6 +821,16 @@ func (r *Reader) damaged(d Damage) error {
 	return nil
 }
 
+// inDamage reports whether offset off lies in a range recorded as damage.
+func (r *Reader) inDamage(off int64) bool {
+	for _, d := range r.damage {
+		if d.Offset <= off && off < d.Offset+d.Length {
+			return true
+		}
+	}
+	return false
+}
+
 // sameBuffer reports whether damage records a and b are of one compressed
 // buffer (at its offset, one of them an event left out: see garbledTime).
 func sameBuffer(a, b Damage) bool {
@@ -886,13 +896,17 @@ func (r *Reader) wrapped(size int64) bool {
 // the check is not made. Repeats of a buffer (noteBuffer) are not
 // counted. It also notes a file whose buffer headers, repeats left out,
 // are more than the log header counts: a record that skipped nothing
-// (Length and Events 0) at the first buffer beyond the count.
+// (Length and Events 0) at the first buffer beyond the count, when no
+// header was searched for and that buffer was not skipped as damage.
 func (r *Reader) checkBufferCount() {
 	want := int(r.hdr.BuffersWritten)
-	if p := r.over; p != nil && r.hdr.EndTime.After(r.hdr.StartTime) {
+	if p := r.over; p != nil && r.hdr.EndTime.After(r.hdr.StartTime) && !r.resynced && !r.inDamage(p.off) {
 		// More buffers than the log header counts, repeats left out
 		// (noteBuffer), in a log whose header states the session's end
-		// (the count of a log still being written need not be final).
+		// (the count of a log still being written need not be final),
+		// and where no header was searched for (the count of buffers
+		// seen is then an estimate); not on a buffer skipped as damage,
+		// which has its record.
 		d := Damage{Buffer: p.index, Offset: p.off, Events: 0, Err: &FormatError{Buffer: p.index, BufferOffset: p.off, EventOffset: -1,
 			Err: fmt.Errorf("the file holds %d buffers, more than the %d the log header says were written: from here on, buffers beyond that count were read (another log's, or repeated under another sequence number)", r.headers, want)}}
 		if err := r.damaged(d); err != nil && r.pending == nil {
@@ -1699,7 +1713,10 @@ const (
 // forward from from.
 func (r *Reader) resync(off, from int64) (next int64, skipped int, err error) {
 	if r.stride > 0 {
-		next = (off/r.stride + 1) * r.stride
+		// The first multiple after off, and not before from (the first
+		// buffer's search starts after the log header's event, which a
+		// hostile log may end beyond its BufferSize).
+		next = (max(off, from-1)/r.stride + 1) * r.stride
 		// A buffer must begin there, unless the bytes after the damage
 		// are not where they were: a zipped log's inflating decodes on
 		// past damage to its compressed bytes, leaving what follows some
