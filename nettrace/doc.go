@@ -179,7 +179,13 @@
 //     framing: the reader searches on for the next block header, whose
 //     tags and type names are distinctive (in the bytes read as the
 //     damaged block first, since a damaged size may have swallowed the
-//     next blocks). A block version this reader does not read ends the
+//     next blocks). Where the bytes read as a block, from its start, hold
+//     the next block's header (an EndObject tag, then a header) and its
+//     end tag is not where its size says, or its size runs past the
+//     input's end, the size is what the damage made too large: the block
+//     ends there and is read, and the blocks after it are, the size
+//     field recorded as a Damage of its 4 bytes that lost no event. A
+//     block version this reader does not read ends the
 //     trace with ErrUnsupported only in the stream's first block, where
 //     it means a newer format. Later (a writer does not change the
 //     version midway), or negative anywhere, it is a damaged field of a

@@ -2,6 +2,7 @@ package nettrace
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -969,9 +970,78 @@ func (r *Reader) nextFSObject() error {
 	r.blk, err = r.s.readBlock(r.blk, int(size))
 	r.endTag = true
 	if err != nil {
-		return r.cutBlock(kind, err, int64(size))
+		if sourceErr(err) {
+			return r.cutBlock(kind, err, int64(size))
+		}
+		// The input ends inside the block: a cut, or a size the damage
+		// made too large, which the next block's header inside it shows.
+		if ok, serr := r.sizeOvershoot(at, size); !ok {
+			if serr != nil {
+				return serr // strict
+			}
+			return r.cutBlock(kind, err, int64(size))
+		}
+	} else if !r.framed() {
+		if _, err := r.sizeOvershoot(at, size); err != nil {
+			return err // strict
+		}
 	}
 	return r.handleBlock(kind)
+}
+
+// framed reports whether the V3–V5 block just read is followed by what
+// must follow it: its EndObject tag, then the next object's header or the
+// stream's NullReference end (or the input's end, which the next read
+// finds).
+func (r *Reader) framed() bool {
+	b, _ := r.s.peek(1 + maxFSHeader)
+	return len(b) == 0 || b[0] == tagEndObject && (len(b) == 1 || b[1] == tagNullReference || r.blockHeaderAt(b[1:], 0))
+}
+
+// sizeOvershoot runs when the V3–V5 block just read (into r.blk, from the
+// size field at stream offset at, which stated size) is not followed by
+// its EndObject tag, or runs past the input's end: when the size is
+// damaged, too large, the block swallowed the next blocks, and the first
+// of them begins in its bytes (an EndObject tag, then a block header).
+// It looks for it from the block's start, and where it finds one it
+// ends the block there, puts the bytes from there back into the stream,
+// records the size field as a Damage of its 4 bytes (the block is read,
+// and nothing is lost to the size) and reports true. In strict mode it
+// returns that damage's error instead. It leaves the block as it was and
+// reports false when no header is in it (the size may be right and the
+// damage after the block, or the input cut short).
+func (r *Reader) sizeOvershoot(at int64, size uint32) (bool, error) {
+	blk := r.blk
+	ahead, _ := r.s.peek(1 + maxFSHeader)
+	for i := 0; i < len(blk); i++ {
+		j := bytes.IndexByte(blk[i:], tagEndObject)
+		if j < 0 {
+			return false, nil
+		}
+		i += j
+		h := blk[i+1:]
+		if len(h) < maxFSHeader {
+			// The header may run on past the block's bytes.
+			h = append(append(r.backBuf[:0], h...), ahead...)
+			r.backBuf = h[:0]
+		}
+		if !r.blockHeaderAt(h, 0) {
+			continue
+		}
+		e := r.errf(ErrFormat, "block size", at, "block size %d runs past the block's EndObject tag at %d, %d bytes in: the size is damaged; the block ends there", size, r.blkOff+int64(i), i).(*Error)
+		if err := r.noteDamage(e, at, 4); err != nil {
+			return false, err
+		}
+		r.s.unread(blk[i:])
+		r.blk = blk[:i]
+		r.endTag = true
+		// Damage that moved the bytes after it (a zipped trace's
+		// inflating, gaining or losing bytes) shows the same way: the
+		// next block's padding is checked.
+		r.checkPhase = true
+		return true, nil
+	}
+	return false, nil
 }
 
 // findPad returns the padding before the content of the block whose

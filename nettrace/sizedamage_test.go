@@ -1,0 +1,163 @@
+package nettrace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"path/filepath"
+	"testing"
+)
+
+// fullEvent is what the size-damage tests compare of an event: where it
+// is, what it is, its payload and its stack.
+type fullEvent struct {
+	off      int64
+	provider string
+	id       uint16
+	payload  uint64
+	stack    uint64 // FNV-1a of the IPs; 0 for none
+	frames   int
+}
+
+// eventKey names an event of a V4+ trace: its capture thread's sequence
+// number and its time.
+type eventKey struct {
+	ts  int64
+	ct  uint64
+	seq uint32
+}
+
+// readFull reads data in order to its end and returns its events by key,
+// how many came out, the damage and the error that ended it.
+func readFull(t *testing.T, data []byte, order Order) (map[eventKey]fullEvent, int, []Damage, error) {
+	t.Helper()
+	r, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("NewReader: %v", err)
+	}
+	r.SetOrder(order)
+	m := map[eventKey]fullEvent{}
+	n := 0
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			return m, n, r.Damage(), err
+		}
+		n++
+		h := fnv.New64a()
+		h.Write(ev.Payload)
+		e := fullEvent{off: ev.Offset, provider: ev.Provider, id: ev.ID, payload: h.Sum64(), frames: len(ev.Stack)}
+		if len(ev.Stack) > 0 {
+			h.Reset()
+			for _, ip := range ev.Stack {
+				fmt.Fprintf(h, "%x,", ip)
+			}
+			e.stack = h.Sum64()
+		}
+		m[eventKey{ev.Timestamp, ev.CaptureThreadID, ev.SequenceNumber}] = e
+	}
+}
+
+// fsBlock is a V4/V5 block object of a trace: where its header starts, its
+// name, where its size field is and the stream offset just past its
+// EndObject tag.
+type fsBlock struct {
+	hdr, sizeAt, end int
+	name             string
+}
+
+// fsBlocks lists the block objects of an intact V4/V5 trace.
+func fsBlocks(data []byte) []fsBlock {
+	var out []fsBlock
+	for _, i := range blockHeaders(data) {
+		n := int(le32(data[i+11:]))
+		at := i + 15 + n + 1
+		size := int(le32(data[at:]))
+		pad := (4 - (at+4)&3) & 3
+		out = append(out, fsBlock{hdr: i, sizeAt: at, end: at + 4 + pad + size + 1, name: string(data[i+15 : i+15+n])})
+	}
+	return out
+}
+
+// TestBlockSizeDamage flips bits of a block's size field so that the size
+// grows: the block swallows the blocks after it (a StackBlock its
+// MetadataBlock and EventBlocks; a MetadataBlock its event blocks; an
+// EventBlock the StackBlock after it), or runs past the input's end. The
+// next block's header is in the bytes read as the damaged block: the
+// reader finds it there, ends the block at it and reads every block after
+// it. Nothing is lost, nothing changes (stacks included), nothing is
+// invented; the damage is one record of the size field, in the damaged
+// block, that lost no event; strict mode stops there.
+func TestBlockSizeDamage(t *testing.T) {
+	pyro := loadTrace(t, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
+	arr := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"))
+	for _, c := range []struct {
+		what  string
+		data  []byte
+		block int // index among the trace's blocks
+		byte  int // of the size field
+		mask  byte
+	}{
+		{"pyroscope StackBlock swallows the rest", pyro, 1, 1, 0xff},
+		{"pyroscope MetadataBlock swallows event blocks", pyro, 0, 1, 0xff},
+		{"pyroscope MetadataBlock 128 bytes longer", pyro, 0, 0, 0x80},
+		{"pyroscope EventBlock swallows a StackBlock", pyro, 2, 1, 0xff},
+		{"arraytypes StackBlock swallows the rest", arr, 1, 1, 0xff},
+		{"arraytypes EventBlock runs past the input", arr, 5, 3, 0x01},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			blk := fsBlocks(c.data)[c.block]
+			bad := bytes.Clone(c.data)
+			at := blk.sizeAt + c.byte
+			bad[at] ^= c.mask
+			if le32(bad[blk.sizeAt:]) <= le32(c.data[blk.sizeAt:]) {
+				t.Fatalf("the size did not grow")
+			}
+			for _, order := range []Order{FileOrder, TimeOrder} {
+				want, _, _, err := readFull(t, c.data, order)
+				if err != io.EOF {
+					t.Fatalf("intact trace: %v", err)
+				}
+				got, n, damage, err := readFull(t, bad, order)
+				if !errors.Is(err, ErrDamaged) {
+					t.Errorf("%v: ended with %v, want a *DamageError", order, err)
+				}
+				lost, changed := 0, 0
+				for k, w := range want {
+					g, ok := got[k]
+					switch {
+					case !ok:
+						lost++
+					case g != w:
+						changed++
+					}
+				}
+				if lost > 0 || changed > 0 || n != len(want) {
+					t.Errorf("%v: %d of %d events out, %d lost, %d changed", order, n, len(want), lost, changed)
+				}
+				for _, d := range damage {
+					if d.Offset < int64(blk.hdr) || d.Offset >= int64(blk.end) || d.Events != 0 {
+						t.Errorf("%v: damage %v, want one in the block [%d, %d) that lost nothing", order, d, blk.hdr, blk.end)
+					}
+				}
+				if len(damage) != 1 {
+					t.Errorf("%v: %d damage records, want 1", order, len(damage))
+				}
+			}
+			r, err := NewReader(bytes.NewReader(bad))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.SetStrict(true)
+			for err == nil {
+				_, err = r.Next()
+			}
+			var e *Error
+			if !errors.As(err, &e) || errors.Is(err, ErrDamaged) || e.BlockOffset != int64(blk.hdr) {
+				t.Errorf("strict: %v, want the *Error of the block at %d", err, blk.hdr)
+			}
+		})
+	}
+}
