@@ -206,7 +206,11 @@
 //     inflating; deflate decodes on, garbling some output, and leaves
 //     what follows earlier or later than it was. V3–V5 blocks pad their
 //     contents to a 4-byte stream offset: after damage the reader checks
-//     the next block's padding and takes its alignment from it. A block
+//     the next block's padding and takes its alignment from it, and
+//     while that alignment is not the one the trace was written with, from
+//     each block's after it: an alignment found inside the damage (blocks
+//     moved whole, each padded for where it was) is not carried into the
+//     intact blocks after it. A block
 //     that lost bytes runs its stated size into the next block, whose
 //     header then begins in its last bytes: where the block's end is not
 //     followed by what must follow it, the reader looks back into those

@@ -177,7 +177,9 @@ type Reader struct {
 	// compression absorbed moved the bytes after it (deflate goes on
 	// after most damage, one or more bytes longer or shorter). After
 	// damage, the next block's padding is checked and the phase found
-	// again (findPad).
+	// again (findPad), and each block's while the phase is not 0: a
+	// phase found inside the damage (blocks moved whole) does not carry
+	// into the intact blocks after it.
 	phase      int64
 	checkPhase bool
 	backBuf    []byte // findBack's bytes, kept for the next search
@@ -956,7 +958,7 @@ func (r *Reader) nextFSObject() error {
 		return as(classFraming, r.errf(ErrFormat, "block size", at, "block size %d out of range", size))
 	}
 	pad := int((4 - (r.s.off-r.phase)&3) & 3)
-	if r.checkPhase {
+	if r.checkPhase || r.phase != 0 {
 		r.checkPhase = false
 		pad = r.findPad(kind, pad, size)
 		r.phase = (r.s.off + int64(pad)) & 3

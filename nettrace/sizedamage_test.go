@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"io"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -159,5 +160,60 @@ func TestBlockSizeDamage(t *testing.T) {
 				t.Errorf("strict: %v, want the *Error of the block at %d", err, blk.hdr)
 			}
 		})
+	}
+}
+
+// TestSwappedBlocksPhase swaps two adjacent EventBlocks of the 5.0
+// arraytypes trace, of 435 and 279 bytes: each lands on another 4-byte
+// phase than the one its padding was written for, while everything after
+// them is where it was. The alignment the reader finds inside the damage
+// must not be carried into the intact MetadataBlock after it (which lost
+// the rest of the trace): only the two swapped blocks' events may be
+// lost, and the rest comes out unchanged.
+func TestSwappedBlocksPhase(t *testing.T) {
+	data := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"))
+	blocks := fsBlocks(data)
+	a, b, c := blocks[2].hdr, blocks[3].hdr, blocks[4].hdr
+	if (b-a)%4 == 0 || blocks[2].name != "EventBlock" || blocks[3].name != "EventBlock" {
+		t.Fatalf("blocks %+v %+v: want two EventBlocks whose swap moves their phase", blocks[2], blocks[3])
+	}
+	bad := slices.Concat(data[:a], data[b:c], data[a:b], data[c:])
+	for _, order := range []Order{FileOrder, TimeOrder} {
+		want, _, _, err := readFull(t, data, order)
+		if err != io.EOF {
+			t.Fatalf("intact trace: %v", err)
+		}
+		got, _, _, err := readFull(t, bad, order)
+		if !errors.Is(err, ErrDamaged) {
+			t.Errorf("%v: ended with %v, want a *DamageError", order, err)
+		}
+		lost, lostOutside, changed := 0, 0, 0
+		for k, w := range want {
+			g, ok := got[k]
+			swapped := w.off >= int64(a) && w.off < int64(c)
+			switch {
+			case !ok && swapped:
+				lost++
+			case !ok:
+				lostOutside++
+			case swapped:
+				g.off = w.off // moved with its block
+				fallthrough
+			default:
+				if g != w {
+					changed++
+				}
+			}
+		}
+		invented := 0
+		for k := range got {
+			if _, ok := want[k]; !ok {
+				invented++
+			}
+		}
+		if lostOutside > 0 || changed > 0 || invented > 0 {
+			t.Errorf("%v: %d events lost outside the swapped blocks, %d changed, %d invented (%d of theirs lost)", order, lostOutside, changed, invented, lost)
+		}
+		t.Logf("%v: %d of the swapped blocks' events lost", order, lost)
 	}
 }
