@@ -26,8 +26,9 @@ type Damage struct {
 	Block string
 	// Offset is the first byte skipped and Length how many were. Events
 	// of one kind skipped one by one across the trace (events whose
-	// metadata, thread or label list is not defined) are one record:
-	// Offset is the first of them and Length their bytes together.
+	// metadata, stack, thread or label list is not defined) are one
+	// record: Offset is the first of them and Length their bytes
+	// together.
 	Offset, Length int64
 	// Events is how many events were lost, where the trace tells:
 	// NetTrace V4 and later number each thread's events, and the gaps
@@ -414,7 +415,11 @@ func (r *Reader) noteDamage(e *Error, off, n int64) error {
 // to the record of its kind (its message), or starts that record; it
 // returns the record's index.
 func (r *Reader) recordDamage(e *Error, n, events int64) int {
-	if i, ok := r.recordKinds[e.Msg]; ok {
+	kind := e.kind
+	if kind == "" {
+		kind = e.Msg
+	}
+	if i, ok := r.recordKinds[kind]; ok {
 		d := &r.damage[i]
 		d.Length += n
 		d.Events += events
@@ -423,7 +428,7 @@ func (r *Reader) recordDamage(e *Error, n, events int64) int {
 	if r.recordKinds == nil {
 		r.recordKinds = make(map[string]int)
 	}
-	r.recordKinds[e.Msg] = len(r.damage)
+	r.recordKinds[kind] = len(r.damage)
 	r.damage = append(r.damage, Damage{Block: e.Block, Offset: e.Offset, Length: n, Events: events, Err: e})
 	return len(r.damage) - 1
 }

@@ -166,9 +166,12 @@
 //     events that agree with each other and not with the run show it to
 //     be the odd one, and the trace reads on from them. A metadata
 //     record or V6 metadata row that does not parse loses only itself, and
-//     events whose metadata, thread or label list is not defined (lost, or
-//     never there) are skipped one by one and counted, in one Damage per
-//     kind. But a compressed header (V4+) whose metadata is not defined
+//     events whose metadata, stack (V4+: its stack ID is in no stack
+//     block since the last sequence point), thread or label list is not
+//     defined (lost, or never there) are skipped one by one and counted,
+//     in one Damage per kind: an event whose stack block was lost is not
+//     handed out without its stack, as a sample a profile would count on
+//     no stack. But a compressed header (V4+) whose metadata is not defined
 //     and whose sequence number is not its capture thread's next is
 //     itself damage, and each header after it in the block inherits the
 //     fields it set and adds its time to that one's: the rest of the block

@@ -29,6 +29,9 @@ type Error struct {
 	Err         error  // ErrFormat, ErrUnsupported or io.ErrUnexpectedEOF
 
 	class errClass // how reading goes on after it (damage.go)
+	// kind is the record kind of an error skipped one record at a time
+	// (recordDamage), where Msg, which names the record's ID, is not.
+	kind string
 }
 
 // Error formats e as

@@ -1684,7 +1684,11 @@ func (r *Reader) fillEvent(start, p int, stack []byte) (bool, error) {
 		// predictor learns). An ID outside the table, 0 among them, reads
 		// the first row with its length cleared: no stack.
 		i := h.stackID - r.stackBase // past n when the ID is below the base
-		in := -b2u(i < n)
+		out := b2u(i >= n)
+		if out&b2u(h.stackID != 0) != 0 {
+			return false, r.undefinedStack(off)
+		}
+		in := out - 1
 		s := r.stackRefs[i&in]
 		s.n &= in
 		st = r.ips[s.off : s.off+s.n : s.off+s.n]
@@ -1697,6 +1701,8 @@ func (r *Reader) fillEvent(start, p int, stack []byte) (bool, error) {
 			st = r.ips[s.off : s.off+s.n : s.off+s.n]
 		} else if s, ok := r.stacks[h.stackID]; ok {
 			st = r.ips[s.off : s.off+s.n : s.off+s.n]
+		} else {
+			return false, r.undefinedStack(off)
 		}
 	}
 	ev.setStack(st)
@@ -1728,6 +1734,17 @@ func (r *Reader) fillEvent(start, p int, stack []byte) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// undefinedStack is the error of the event at stream offset off whose
+// stack ID (V4+) is in no stack block read since the last sequence point:
+// the stack block was lost to damage, or the ID is damage. The event is
+// skipped and counted, as one whose metadata is not defined: handed out,
+// it would be a sample without its stack.
+func (r *Reader) undefinedStack(off int64) error {
+	e := as(classRecord, r.errf(ErrFormat, "event", off, "refers to stack id %d, which is not defined", r.hdr.stackID)).(*Error)
+	e.kind = "undefined stack"
+	return e
 }
 
 // b2u is 1 for true and 0 for false, without a branch.

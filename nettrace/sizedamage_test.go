@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -215,5 +216,49 @@ func TestSwappedBlocksPhase(t *testing.T) {
 			t.Errorf("%v: %d events lost outside the swapped blocks, %d changed, %d invented (%d of theirs lost)", order, lostOutside, changed, invented, lost)
 		}
 		t.Logf("%v: %d of the swapped blocks' events lost", order, lost)
+	}
+}
+
+// TestLostStackBlock loses a StackBlock of the pyroscope trace (its
+// object header's first tag damaged): the events after it that refer to
+// its stacks are not handed out stackless, but skipped and counted, in
+// one Damage of their kind, as events whose metadata is lost are. Every
+// event that comes out is the intact trace's, its stack included, and
+// the damage counts each event missing.
+func TestLostStackBlock(t *testing.T) {
+	data := loadTrace(t, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
+	blk := fsBlocks(data)[3]
+	if blk.name != "StackBlock" {
+		t.Fatalf("block 3 is a %s", blk.name)
+	}
+	bad := bytes.Clone(data)
+	bad[blk.hdr] ^= 0xff
+	for _, order := range []Order{FileOrder, TimeOrder} {
+		want, _, _, _ := readFull(t, data, order)
+		got, n, damage, err := readFull(t, bad, order)
+		if !errors.Is(err, ErrDamaged) {
+			t.Errorf("%v: ended with %v, want a *DamageError", order, err)
+		}
+		lost, changed := 0, 0
+		for k, w := range want {
+			if g, ok := got[k]; !ok {
+				lost++
+			} else if g != w {
+				changed++
+			}
+		}
+		var counted int64
+		stackRecords := 0
+		for _, d := range damage {
+			if d.Events > 0 {
+				counted += d.Events
+			}
+			if strings.Contains(d.Err.Msg, "stack id") {
+				stackRecords++
+			}
+		}
+		if changed > 0 || n+lost != len(want) || lost == 0 || counted != int64(lost) || stackRecords != 1 {
+			t.Errorf("%v: %d events out, %d lost, %d changed; %d counted lost, %d records of undefined stacks (want 1): %v", order, n, lost, changed, counted, stackRecords, damage)
+		}
 	}
 }

@@ -679,6 +679,17 @@ func (r *Reader) holdRecord() error {
 	} else {
 		d.event(hd.captureThreadID, hd.seq)
 	}
+	// The stack table row, found as decodeEvent finds it.
+	var stkOff, stkLen uint32
+	if hd.stackID != 0 {
+		if i := hd.stackID - r.stackBase; hd.stackID >= r.stackBase && int(i) < len(r.stackRefs) {
+			stkOff, stkLen = r.stackRefs[i].off, r.stackRefs[i].n
+		} else if sr, ok := r.stacks[hd.stackID]; ok {
+			stkOff, stkLen = sr.off, sr.n
+		} else {
+			return r.undefinedStack(r.blkOff + int64(start))
+		}
+	}
 	thread, capture := hd.threadID, hd.captureThreadID
 	ext := int32(0)
 	if r.ver == 6 {
@@ -726,16 +737,7 @@ func (r *Reader) holdRecord() error {
 	h.meta = mi
 	h.sid = hd.stackID
 	h.payOff, h.payLen = uint32(p), hd.payloadSize
-	h.stkOff, h.stkLen = 0, 0
-	if hd.stackID != 0 {
-		// The stack table row, found as decodeEvent finds it; none if
-		// the ID is not in the table.
-		if i := hd.stackID - r.stackBase; hd.stackID >= r.stackBase && int(i) < len(r.stackRefs) {
-			h.stkOff, h.stkLen = r.stackRefs[i].off, r.stackRefs[i].n
-		} else if sr, ok := r.stacks[hd.stackID]; ok {
-			h.stkOff, h.stkLen = sr.off, sr.n
-		}
-	}
+	h.stkOff, h.stkLen = stkOff, stkLen
 	h.blk = int32(len(s.blocks))
 	h.ext = ext
 	h.hlen = uint8(p - start)

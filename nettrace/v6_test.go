@@ -117,7 +117,7 @@ func buildV6(compress bool) []byte {
 	w.threads(wThread{index: 1, pid: 1234, tid: 7777})
 	w.metadata(wMeta{id: 1, provider: "Other", eventID: 3, name: "Again", fields: []Field{{Name: "V", Type: TypeInt64}}})
 	w.events(compress,
-		wEvent{meta: 1, seq: 1, thread: 1, capThread: 1, stack: 1, ts: 3_000_001, payload: binary.LittleEndian.AppendUint64(nil, 77)},
+		wEvent{meta: 1, seq: 1, thread: 1, capThread: 1, ts: 3_000_001, payload: binary.LittleEndian.AppendUint64(nil, 77)},
 	)
 	w.removeThreads(1, 1)
 	return w.end()
@@ -218,9 +218,10 @@ func TestV6RoundTrip(t *testing.T) {
 			t.Errorf("event 3: %+v", e)
 		}
 		// After the flushing sequence point: metadata id 1 and thread 1 are
-		// new, stack 1 is gone.
+		// new. (Stack 1 is gone too: an event that refers to it is
+		// damage, TestV6Errors.)
 		e = evs[4]
-		if e.Provider != "Other" || e.Name != "Again" || e.ThreadID != 7777 || e.StackID != 1 || len(e.Stack) != 0 ||
+		if e.Provider != "Other" || e.Name != "Again" || e.ThreadID != 7777 || e.StackID != 0 || len(e.Stack) != 0 ||
 			jsons[4] != `{"V":77}` || e.ProviderGUID != EventSourceGUID("Other") {
 			t.Errorf("event 4: %+v %s", e, jsons[4])
 		}
@@ -262,6 +263,19 @@ func TestV6Errors(t *testing.T) {
 			w.events(true, wEvent{meta: 1, thread: 1, capThread: 1, seq: 1, label: 1})
 			return w.end()
 		}, "label list 1"},
+		{"unknown stack", func() []byte {
+			w := base()
+			w.stacks(1, []uint64{0x1000})
+			w.events(true, wEvent{meta: 1, thread: 1, capThread: 1, seq: 1, stack: 2})
+			return w.end()
+		}, "stack id 2"},
+		{"stacks flushed", func() []byte {
+			w := base()
+			w.stacks(1, []uint64{0x1000})
+			w.sequencePoint(0, 0)
+			w.events(true, wEvent{meta: 1, thread: 1, capThread: 1, seq: 1, stack: 1})
+			return w.end()
+		}, "stack id 1"},
 		{"metadata flushed", func() []byte {
 			w := base()
 			w.sequencePoint(0, 2)

@@ -697,7 +697,7 @@ func TestWatchDamaged(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run(nil, []string{"watch", "-p", pid, "-format", "jsonl"}, &out, &errb)
 	lines := strings.Count(out.String(), "\n")
-	if code != 1 || lines < 20000 || !strings.Contains(errb.String(), "damaged range skipped") ||
+	if code != 1 || lines < 20000 || !strings.Contains(errb.String(), "damaged range") ||
 		!strings.Contains(errb.String(), "events printed") || !strings.Contains(errb.String(), "at offset") {
 		t.Fatalf("exit %d, %d lines, stderr %s", code, lines, errb.String())
 	}
