@@ -198,7 +198,9 @@
 //     date (a field out of range, or a day of the week that is not the
 //     date's, counted from Sunday = 0 as SYSTEMTIME does or from Monday =
 //     0 as one-collect's record-trace writes it): every wall-clock time
-//     counts from it. V1/V2 records and V6
+//     counts from it. So are the tags of the stream's first object (Trace,
+//     or a .netperf's EventPipeFile) whose type name and the rest of
+//     whose header are right: a Damage of their 3 bytes. V1/V2 records and V6
 //     blocks carry no marks; after damage the reader reads one only when
 //     it is credible (its sizes add up, it refers to metadata it has, its
 //     timestamp is in range, and the next one after it checks too; a V6

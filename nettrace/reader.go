@@ -212,6 +212,10 @@ type Reader struct {
 	// syncBad: the trace header's sync time is no date (parseSyncTime),
 	// to be recorded as damage with the first block.
 	syncBad *Error
+	// tagsBad: the tags of the stream's first object (Trace or
+	// EventPipeFile) are damaged, the rest of its header right
+	// (readFSTypeHeader); recorded with the first block as syncBad is.
+	tagsBad *Error
 }
 
 // NewReader reads the stream header and the Trace object or block from r and
@@ -442,7 +446,15 @@ func (r *Reader) readFSTypeHeader() (name []byte, version int32, end bool, err e
 		return nil, 0, false, framing("bad tag %d, want %d", tag, tagBeginPrivateObject)
 	}
 	if (tag != tagBeginObject && tag != tagBeginPrivateObject) || h[1] != tag || h[2] != tagNullReference {
-		return nil, 0, false, framing("bad tags %d %d %d, want %d %d %d", tag, h[1], h[2], tagBeginPrivateObject, tagBeginPrivateObject, tagNullReference)
+		e := framing("bad tags %d %d %d, want %d %d %d", tag, h[1], h[2], tagBeginPrivateObject, tagBeginPrivateObject, tagNullReference)
+		if r.ver != 0 || !firstObjectRest(h) {
+			return nil, 0, false, e
+		}
+		// The stream's first object, whose type name and the rest of
+		// whose header are right: its tags are damaged, and the trace
+		// is read (the tags recorded as a Damage of 3 bytes that lost
+		// no event, with the first block).
+		r.tagsBad = e.(*Error)
 	}
 	version = int32(binary.LittleEndian.Uint32(h[3:]))
 	n := binary.LittleEndian.Uint32(h[11:])
@@ -459,6 +471,19 @@ func (r *Reader) readFSTypeHeader() (name []byte, version int32, end bool, err e
 	name = append(r.scratch[:0], h[15:15+n]...)
 	r.s.discard(15 + int(n) + 1)
 	return name, version, false, nil
+}
+
+// firstObjectRest reports whether h, an object header whose tags are
+// not right, is right but for them as the stream's first object's: a
+// version of 1 to 4, a minimum reader version no higher, and the type
+// name Trace or EventPipeFile's between its length and EndObject tag.
+func firstObjectRest(h []byte) bool {
+	version, minVersion, n := le32(h[3:]), le32(h[7:]), int(le32(h[11:]))
+	if version < 1 || version > 4 || minVersion > version || n > 48 || len(h) < 15+n+1 || h[15+n] != tagEndObject {
+		return false
+	}
+	name := string(h[15 : 15+n])
+	return name == "Trace" || name == "Microsoft.DotNet.Runtime.EventPipeFile"
 }
 
 func (r *Reader) readFSTrace() error {
@@ -775,6 +800,12 @@ var rawPool sync.Pool
 // skipped, or the first error in strict mode.
 func (r *Reader) nextBlock() error {
 	r.untaint()
+	if e := r.tagsBad; e != nil {
+		r.tagsBad = nil
+		if err := r.noteDamage(e, e.Offset, 3); err != nil {
+			return err // strict
+		}
+	}
 	if e := r.syncBad; e != nil {
 		r.syncBad = nil
 		if err := r.noteDamage(e, e.Offset, 16); err != nil {

@@ -262,3 +262,46 @@ func TestLostStackBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstObjectTags damages each tag of the stream's first object's
+// header (Trace; EventPipeFile in a .netperf V2 trace), whose type name
+// and the rest are right: the trace is read whole, the tags recorded as
+// one Damage of their 3 bytes that lost no event; strict mode stops.
+func TestFirstObjectTags(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{
+		{"pyroscope", loadTrace(t, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")},
+		{"2.0 first1300", loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore2.0-linux-objver2.first1300.netperf.zip"))},
+	} {
+		at := bytes.Index(c.data, []byte("!FastSerialization.1")) + 20
+		_, want, err := readToEnd(c.data, FileOrder)
+		if err != io.EOF || c.data[at] != tagBeginPrivateObject && c.data[at] != tagBeginObject {
+			t.Fatalf("%s: intact trace: %v, byte %d at %d", c.name, err, c.data[at], at)
+		}
+		for i := range 3 {
+			bad := bytes.Clone(c.data)
+			bad[at+i] ^= 0xff
+			for _, order := range []Order{FileOrder, TimeOrder} {
+				r, n, err := readToEnd(bad, order)
+				if r == nil {
+					t.Errorf("%s, tag %d: NewReader: %v", c.name, i, err)
+					continue
+				}
+				d := r.Damage()
+				if n != want || !errors.Is(err, ErrDamaged) || len(d) != 1 || d[0].Offset != int64(at) || d[0].Length != 3 || d[0].Events != 0 {
+					t.Errorf("%s, tag %d, %v: %d of %d events, %v, damage %v", c.name, i, order, n, want, err, d)
+				}
+			}
+			r, err := NewReader(bytes.NewReader(bad))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.SetStrict(true)
+			if _, err := r.Next(); err == nil || errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "bad tags") {
+				t.Errorf("%s, tag %d, strict: %v", c.name, i, err)
+			}
+		}
+	}
+}
