@@ -602,7 +602,14 @@ func (r *Reader) resync(e *Error) error {
 		for ; i+maxFSHeader <= len(b) || err != nil && i < len(b); i++ {
 			if valid(b[i:], r.s.off+int64(i)) {
 				r.s.discard(i)
-				r.addDamage(Damage{Offset: at, Length: r.s.off - at, Events: -1, Err: e})
+				// From V4 on, the gaps the skipped range leaves in the
+				// threads' numbers count its events (addDamage starts
+				// their epoch).
+				events := int64(-1)
+				if r.ver >= 4 {
+					events = 0
+				}
+				r.addDamage(Damage{Offset: at, Length: r.s.off - at, Events: events, Err: e})
 				r.endTag = false
 				return nil
 			}

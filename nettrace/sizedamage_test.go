@@ -305,3 +305,26 @@ func TestFirstObjectTags(t *testing.T) {
 		}
 	}
 }
+
+// TestResyncCounted damages the first tag of an EventBlock's object header
+// in the pyroscope trace (V5): the reader searches on to the next block
+// header, and the whole block's events are lost. The threads' sequence
+// numbers tell how many: the Damage counts them (it said -1, unknown, for
+// every range the search passed over).
+func TestResyncCounted(t *testing.T) {
+	data := loadTrace(t, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
+	blk := fsBlocks(data)[4]
+	if blk.name != "EventBlock" {
+		t.Fatalf("block 4 is a %s", blk.name)
+	}
+	bad := bytes.Clone(data)
+	bad[blk.hdr] ^= 0xff
+	for _, order := range []Order{FileOrder, TimeOrder} {
+		want, _, _, _ := readFull(t, data, order)
+		got, _, damage, err := readFull(t, bad, order)
+		lost := len(want) - len(got)
+		if !errors.Is(err, ErrDamaged) || len(damage) != 1 || damage[0].Offset != int64(blk.hdr) || damage[0].Events != int64(lost) || lost == 0 {
+			t.Errorf("%v: %d events lost; %v, damage %v", order, lost, err, damage)
+		}
+	}
+}
