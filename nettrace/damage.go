@@ -27,8 +27,8 @@ type Damage struct {
 	// Offset is the first byte skipped and Length how many were. Events
 	// of one kind skipped one by one across the trace (events whose
 	// metadata, stack, thread or label list is not defined) are one
-	// record: Offset is the first of them and Length their bytes
-	// together.
+	// record (whatever IDs they refer to): Offset is the first of them,
+	// Length their bytes together, and Err the first's.
 	Offset, Length int64
 	// Events is how many events were lost, where the trace tells:
 	// NetTrace V4 and later number each thread's events, and the gaps
@@ -790,7 +790,9 @@ func (r *Reader) undefinedMeta(off int64) error {
 	if r.ver >= 4 {
 		r.uncounted = !r.drops.skipped(h.captureThreadID, h.seq)
 	}
-	return as(classRecord, r.errf(ErrFormat, "event", off, "refers to metadata id %d, which is not defined", h.metaID))
+	e := as(classRecord, r.errf(ErrFormat, "event", off, "refers to metadata id %d, which is not defined", h.metaID)).(*Error)
+	e.kind = "undefined metadata"
+	return e
 }
 
 func le16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }

@@ -1740,7 +1740,7 @@ func (r *Reader) fillEvent(start, p int, stack []byte) (bool, error) {
 	if r.ver == 6 {
 		t := r.threads[h.threadID]
 		if t == nil {
-			return false, as(classRecord, r.errf(ErrFormat, "event", off, "refers to thread index %d, which is not defined", h.threadID))
+			return false, r.undefinedRef(off, "undefined thread", "refers to thread index %d, which is not defined", h.threadID)
 		}
 		ev.setThread(t, nil)
 		ev.ThreadID = t.ThreadID
@@ -1756,7 +1756,7 @@ func (r *Reader) fillEvent(start, p int, stack []byte) (bool, error) {
 		if h.labelID != 0 {
 			l := r.labels[h.labelID]
 			if l == nil {
-				return false, as(classRecord, r.errf(ErrFormat, "event", off, "refers to label list %d, which is not defined", h.labelID))
+				return false, r.undefinedRef(off, "undefined label list", "refers to label list %d, which is not defined", h.labelID)
 			}
 			ev.setThread(t, l)
 			ev.ActivityID = l.ActivityID
@@ -1773,8 +1773,15 @@ func (r *Reader) fillEvent(start, p int, stack []byte) (bool, error) {
 // skipped and counted, as one whose metadata is not defined: handed out,
 // it would be a sample without its stack.
 func (r *Reader) undefinedStack(off int64) error {
-	e := as(classRecord, r.errf(ErrFormat, "event", off, "refers to stack id %d, which is not defined", r.hdr.stackID)).(*Error)
-	e.kind = "undefined stack"
+	return r.undefinedRef(off, "undefined stack", "refers to stack id %d, which is not defined", r.hdr.stackID)
+}
+
+// undefinedRef is the error of the event at stream offset off that
+// refers to a row of another table (kind) that is not defined: it is
+// skipped, and counted with the others of its kind in one Damage.
+func (r *Reader) undefinedRef(off int64, kind, format string, id any) error {
+	e := as(classRecord, r.errf(ErrFormat, "event", off, format, id)).(*Error)
+	e.kind = kind
 	return e
 }
 

@@ -328,3 +328,34 @@ func TestResyncCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestUndefinedOneRecordPerKind loses the pyroscope trace's first
+// MetadataBlock (its object header's first tag damaged): the events that
+// refer to any of its metadata IDs are skipped and counted in one Damage,
+// as the doc says ("in one Damage per kind"), not one per ID; the count is
+// the events lost.
+func TestUndefinedOneRecordPerKind(t *testing.T) {
+	data := loadTrace(t, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
+	blk := fsBlocks(data)[0]
+	if blk.name != "MetadataBlock" {
+		t.Fatalf("block 0 is a %s", blk.name)
+	}
+	bad := bytes.Clone(data)
+	bad[blk.hdr] ^= 0xff
+	for _, order := range []Order{FileOrder, TimeOrder} {
+		want, _, _, _ := readFull(t, data, order)
+		got, _, damage, _ := readFull(t, bad, order)
+		lost := int64(len(want) - len(got))
+		var counted int64
+		metaRecords := 0
+		for _, d := range damage {
+			counted += max(d.Events, 0)
+			if strings.Contains(d.Err.Msg, "metadata id") {
+				metaRecords++
+			}
+		}
+		if metaRecords != 1 || counted != lost {
+			t.Errorf("%v: %d records of undefined metadata, want 1; %d events lost, %d counted: %v", order, metaRecords, lost, counted, damage)
+		}
+	}
+}

@@ -699,7 +699,7 @@ func (r *Reader) holdRecord() error {
 		}
 		t := r.threads[hd.threadID]
 		if t == nil {
-			return as(classRecord, r.errf(ErrFormat, "event", r.blkOff+int64(start), "refers to thread index %d, which is not defined", hd.threadID))
+			return r.undefinedRef(r.blkOff+int64(start), "undefined thread", "refers to thread index %d, which is not defined", hd.threadID)
 		}
 		x.thread = t
 		thread = t.ThreadID
@@ -713,7 +713,7 @@ func (r *Reader) holdRecord() error {
 		if hd.labelID != 0 {
 			l := r.labels[hd.labelID]
 			if l == nil {
-				return as(classRecord, r.errf(ErrFormat, "event", r.blkOff+int64(start), "refers to label list %d, which is not defined", hd.labelID))
+				return r.undefinedRef(r.blkOff+int64(start), "undefined label list", "refers to label list %d, which is not defined", hd.labelID)
 			}
 			x.labels = l
 			x.activity, x.related = l.ActivityID, l.RelatedActivityID
