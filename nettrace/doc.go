@@ -200,7 +200,12 @@
 //     0 as one-collect's record-trace writes it): every wall-clock time
 //     counts from it. So are the tags of the stream's first object (Trace,
 //     or a .netperf's EventPipeFile) whose type name and the rest of
-//     whose header are right: a Damage of their 3 bytes. V1/V2 records and V6
+//     whose header are right: a Damage of their 3 bytes. So is a V4/V5
+//     StackBlock's first stack ID when it is not the one the block must
+//     have (the runtime numbers stacks from 1 after each sequence point,
+//     and on from block to block) while no damage was skipped since the
+//     last StackBlock: the block is read with that one, a Damage of 4
+//     bytes (the events would otherwise get other stacks, or none). V1/V2 records and V6
 //     blocks carry no marks; after damage the reader reads one only when
 //     it is credible (its sizes add up, it refers to metadata it has, its
 //     timestamp is in range, and the next one after it checks too; a V6

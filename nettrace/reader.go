@@ -185,6 +185,7 @@ type Reader struct {
 	backBuf    []byte // findBack's bytes, kept for the next search
 	damages    int    // addDamage calls; mark: their number when the current block began
 	mark       int
+	stackMark  int // damages when the last StackBlock was read (nextStackID)
 	lostTo     int // the damage record the sequence numbers' next gaps count in
 	// taintRec: the damage record of the event block whose sequence
 	// numbers the damage tainted (drops.tainted; see untaint).
@@ -1923,6 +1924,24 @@ func (r *Reader) metadataBlockV6() error {
 }
 
 // stackBlock: uint32 FirstId, uint32 Count, Count × {uint32 Size, IPs}.
+// nextStackID returns the first stack ID the next StackBlock of a V4/V5
+// trace must have, or 0 where it cannot tell. The runtime numbers its
+// stacks from 1 after each sequence point (which empties the table) and
+// on from block to block: 1 when the table is empty, else the ID after
+// the table's last. It cannot tell when damage was skipped since the last
+// StackBlock (a block, or the sequence point, may be lost with it), nor
+// for a table that is not contiguous, nor in V6, whose writers are many.
+// (An empty block's first ID says nothing, and is not checked.)
+func (r *Reader) nextStackID() uint32 {
+	if r.ver < 4 || r.ver > 5 || r.stackMark != r.damages || len(r.stacks) != 0 {
+		return 0
+	}
+	if len(r.stackRefs) == 0 {
+		return 1
+	}
+	return r.stackBase + uint32(len(r.stackRefs))
+}
+
 func (r *Reader) stackBlock() error {
 	c := &cursor{b: r.blk}
 	id := c.u32()
@@ -1933,6 +1952,14 @@ func (r *Reader) stackBlock() error {
 	if int64(n)*4 > int64(c.left()) {
 		return r.errf(ErrFormat, "stack block header", r.blkOff, "stack count %d exceeds the block", n)
 	}
+	if want := r.nextStackID(); want != 0 && id != want && n > 0 {
+		e := r.errf(ErrFormat, "stack block header", r.blkOff, "first stack ID %d, not %d, the next: the field is damaged; read as %d", id, want, want).(*Error)
+		if err := r.noteDamage(e, r.blkOff, 4); err != nil {
+			return err // strict
+		}
+		id = want
+	}
+	r.stackMark = r.damages
 	ps := r.info.PointerSize
 	for i := uint32(0); i < n; i++ {
 		at := c.i

@@ -359,3 +359,43 @@ func TestUndefinedOneRecordPerKind(t *testing.T) {
 		}
 	}
 }
+
+// TestStackBlockFirstID damages the first stack ID of StackBlocks of the
+// pyroscope trace: the first after the trace's start, the second of a
+// sequence point's stretch. The runtime numbers stacks from 1 after each
+// sequence point and on from block to block, so the ID the block must
+// have is known: it is read with that one, every event keeps its stack,
+// and the field is one Damage of its 4 bytes that lost no event. (Read as
+// it stood, the block gave every event of the stretch another block's
+// stack, or none.)
+func TestStackBlockFirstID(t *testing.T) {
+	data := loadTrace(t, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
+	var stacks []fsBlock
+	for _, b := range fsBlocks(data) {
+		if b.name == "StackBlock" {
+			stacks = append(stacks, b)
+		}
+	}
+	for _, c := range []struct {
+		block, byte int
+		mask        byte
+	}{{0, 0, 0xff}, {0, 0, 0x01}, {0, 3, 0x80}, {1, 0, 0x01}, {1, 1, 0x10}} {
+		blk := stacks[c.block]
+		at := blk.sizeAt + 4 + (4-(blk.sizeAt+4)&3)&3 // the content: first ID, count
+		bad := bytes.Clone(data)
+		bad[at+c.byte] ^= c.mask
+		for _, order := range []Order{FileOrder, TimeOrder} {
+			want, _, _, _ := readFull(t, data, order)
+			got, n, damage, err := readFull(t, bad, order)
+			changed := 0
+			for k, w := range want {
+				if got[k] != w {
+					changed++
+				}
+			}
+			if changed > 0 || n != len(want) || !errors.Is(err, ErrDamaged) || len(damage) != 1 || damage[0].Offset != int64(at) || damage[0].Length != 4 || damage[0].Events != 0 {
+				t.Errorf("StackBlock %d, byte %d ^%#x, %v: %d of %d events out, %d lost or changed; %v, damage %v", c.block, c.byte, c.mask, order, n, len(want), changed, err, damage)
+			}
+		}
+	}
+}
