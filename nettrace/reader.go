@@ -1952,6 +1952,11 @@ func (r *Reader) stackBlock() error {
 	if int64(n)*4 > int64(c.left()) {
 		return r.errf(ErrFormat, "stack block header", r.blkOff, "stack count %d exceeds the block", n)
 	}
+	if n == 0 && c.left() > 0 {
+		// No stacks, and bytes that would be theirs: the count is
+		// damaged (zeroed), and the stacks are lost with it.
+		return r.errf(ErrFormat, "stack block header", r.blkOff, "stack count 0, but %d bytes follow", c.left())
+	}
 	if want := r.nextStackID(); want != 0 && id != want && n > 0 {
 		e := r.errf(ErrFormat, "stack block header", r.blkOff, "first stack ID %d, not %d, the next: the field is damaged; read as %d", id, want, want).(*Error)
 		if err := r.noteDamage(e, r.blkOff, 4); err != nil {

@@ -399,3 +399,28 @@ func TestStackBlockFirstID(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroedStackBlock zeroes a StackBlock's contents in the pyroscope
+// trace: a count of 0 with bytes after it is damage, recorded at the
+// block, and the events that referred to its stacks are skipped and
+// counted (the block passed for an empty one, and nothing said where the
+// stacks went).
+func TestZeroedStackBlock(t *testing.T) {
+	data := loadTrace(t, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
+	blk := fsBlocks(data)[1]
+	content := blk.sizeAt + 4 + (4-(blk.sizeAt+4)&3)&3
+	bad := bytes.Clone(data)
+	clear(bad[content : blk.end-1])
+	for _, order := range []Order{FileOrder, TimeOrder} {
+		want, _, _, _ := readFull(t, data, order)
+		got, _, damage, _ := readFull(t, bad, order)
+		lost := int64(len(want) - len(got))
+		var counted int64
+		for _, d := range damage {
+			counted += max(d.Events, 0)
+		}
+		if len(damage) == 0 || damage[0].Offset != int64(content) || counted != lost || lost == 0 {
+			t.Errorf("%v: %d lost, %d counted, damage %v", order, lost, counted, damage)
+		}
+	}
+}
