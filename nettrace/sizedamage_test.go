@@ -70,6 +70,21 @@ type fsBlock struct {
 	name             string
 }
 
+// lostBlock returns the pyroscope single-thread trace (V5), its block k
+// (which must be a name), and a copy in which that block is lost: its
+// object header's first tag flipped.
+func lostBlock(t *testing.T, k int, name string) (data []byte, blk fsBlock, bad []byte) {
+	t.Helper()
+	data = loadTrace(t, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
+	blk = fsBlocks(data)[k]
+	if blk.name != name {
+		t.Fatalf("block %d is a %s, not a %s", k, blk.name, name)
+	}
+	bad = bytes.Clone(data)
+	bad[blk.hdr] ^= 0xff
+	return data, blk, bad
+}
+
 // fsBlocks lists the block objects of an intact V4/V5 trace.
 func fsBlocks(data []byte) []fsBlock {
 	var out []fsBlock
@@ -226,13 +241,7 @@ func TestSwappedBlocksPhase(t *testing.T) {
 // event that comes out is the intact trace's, its stack included, and
 // the damage counts each event missing.
 func TestLostStackBlock(t *testing.T) {
-	data := loadTrace(t, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
-	blk := fsBlocks(data)[3]
-	if blk.name != "StackBlock" {
-		t.Fatalf("block 3 is a %s", blk.name)
-	}
-	bad := bytes.Clone(data)
-	bad[blk.hdr] ^= 0xff
+	data, _, bad := lostBlock(t, 3, "StackBlock")
 	for _, order := range []Order{FileOrder, TimeOrder} {
 		want, _, _, _ := readFull(t, data, order)
 		got, n, damage, err := readFull(t, bad, order)
@@ -312,13 +321,7 @@ func TestFirstObjectTags(t *testing.T) {
 // numbers tell how many: the Damage counts them (it said -1, unknown, for
 // every range the search passed over).
 func TestResyncCounted(t *testing.T) {
-	data := loadTrace(t, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
-	blk := fsBlocks(data)[4]
-	if blk.name != "EventBlock" {
-		t.Fatalf("block 4 is a %s", blk.name)
-	}
-	bad := bytes.Clone(data)
-	bad[blk.hdr] ^= 0xff
+	data, blk, bad := lostBlock(t, 4, "EventBlock")
 	for _, order := range []Order{FileOrder, TimeOrder} {
 		want, _, _, _ := readFull(t, data, order)
 		got, _, damage, err := readFull(t, bad, order)
@@ -335,13 +338,7 @@ func TestResyncCounted(t *testing.T) {
 // as the doc says ("in one Damage per kind"), not one per ID; the count is
 // the events lost.
 func TestUndefinedOneRecordPerKind(t *testing.T) {
-	data := loadTrace(t, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
-	blk := fsBlocks(data)[0]
-	if blk.name != "MetadataBlock" {
-		t.Fatalf("block 0 is a %s", blk.name)
-	}
-	bad := bytes.Clone(data)
-	bad[blk.hdr] ^= 0xff
+	data, _, bad := lostBlock(t, 0, "MetadataBlock")
 	for _, order := range []Order{FileOrder, TimeOrder} {
 		want, _, _, _ := readFull(t, data, order)
 		got, _, damage, _ := readFull(t, bad, order)
