@@ -1192,6 +1192,16 @@ func (r *Reader) noteBuffer(idx int, off, bs int64, h []byte) error {
 	return nil
 }
 
+// unreadable notes the buffer of index idx at off (noteBuffer) and
+// returns why it is skipped: a repeat (noteBuffer) or a processor the log
+// does not have (checkProc); nil when it is read.
+func (r *Reader) unreadable(idx int, off, bs int64, h []byte) error {
+	if err := r.noteBuffer(idx, off, bs, h); err != nil {
+		return err
+	}
+	return r.checkProc(h)
+}
+
 // checkProc returns why the buffer whose header is h cannot be read: its
 // processor is not below the log header's NumberOfProcessors (the check
 // a searched-for header gets, candidate's), or nil. Its events would be
@@ -1303,11 +1313,7 @@ func (r *Reader) scan(off int64, i int, linked bool) error {
 				continue
 			}
 		}
-		err = r.noteBuffer(i, off, bs, h)
-		if err == nil {
-			err = r.checkProc(h)
-		}
-		if err != nil {
+		if err := r.unreadable(i, off, bs, h); err != nil {
 			n := min(bs, left)
 			r.addDamage(Damage{Buffer: i, Offset: off, Length: n, Events: -1, Err: &FormatError{Buffer: i, BufferOffset: off, EventOffset: -1, Err: err}})
 			i++
@@ -1497,11 +1503,7 @@ func (r *Reader) readSeq(s *stream) error {
 			}
 		}
 		if idx > 0 {
-			err := r.noteBuffer(idx, off, bs, s.raw)
-			if err == nil {
-				err = r.checkProc(s.raw)
-			}
-			if err != nil {
+			if err := r.unreadable(idx, off, bs, s.raw); err != nil {
 				r.nbuf++
 				r.fileOff += int64(have)
 				if err := r.damaged(Damage{Buffer: idx, Offset: off, Length: int64(have), Events: -1, Err: &FormatError{Buffer: idx, BufferOffset: off, EventOffset: -1, Err: err}}); err != nil {

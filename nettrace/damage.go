@@ -790,9 +790,7 @@ func (r *Reader) undefinedMeta(off int64) error {
 	if r.ver >= 4 {
 		r.uncounted = !r.drops.skipped(h.captureThreadID, h.seq)
 	}
-	e := as(classRecord, r.errf(ErrFormat, "event", off, "refers to metadata id %d, which is not defined", h.metaID)).(*Error)
-	e.kind = "undefined metadata"
-	return e
+	return r.undefinedRef(off, "undefined metadata", "refers to metadata id %d, which is not defined", h.metaID)
 }
 
 func le16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }
