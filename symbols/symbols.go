@@ -36,7 +36,6 @@ package symbols
 
 import (
 	"bytes"
-	"cmp"
 	"math"
 	"path"
 	"slices"
@@ -457,11 +456,11 @@ var utf16Null = []byte{'N', 0, 'U', 0, 'L', 0, 'L', 0}
 // bytes, -1 when none.
 func indexParen(b []byte) int {
 	for off := 0; ; {
-		j := bytes.Index(b[off:], []byte{'(', 0})
+		j := bytes.IndexByte(b[off:], '(')
 		if j < 0 {
 			return -1
 		}
-		if j += off; j%2 == 0 {
+		if j += off; j%2 == 0 && j+1 < len(b) && b[j+1] == 0 {
 			return j / 2
 		}
 		off = j + 1
@@ -598,30 +597,17 @@ func (p *process) sort() {
 	// By start, then load, then arrival: the order of a stable sort by
 	// start and load. The entries stay where they are: order says where
 	// each goes.
-	type key struct {
-		start   uint64
-		load    int64
-		i, size uint32
-	}
-	keys := make([]key, p.methods.n)
+	keys := make([]methodKey, p.methods.n)
 	sorted := true
 	for i := range p.methods.n {
 		me := p.methods.at(i)
-		keys[i] = key{me.start, me.load, uint32(i), me.size}
+		keys[i] = methodKey{me.start, me.load, uint32(i), me.size}
 		if i > 0 && (keys[i-1].start > me.start || keys[i-1].start == me.start && keys[i-1].load > me.load) {
 			sorted = false
 		}
 	}
 	if !sorted {
-		slices.SortFunc(keys, func(a, b key) int {
-			if c := cmp.Compare(a.start, b.start); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(a.load, b.load); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.i, b.i)
-		})
+		keys = sortKeys(keys)
 	}
 	p.order = slices.Grow(p.order[:0], len(keys))[:len(keys)]
 	p.starts = slices.Grow(p.starts[:0], len(keys))[:len(keys)]
