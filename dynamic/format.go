@@ -37,10 +37,58 @@ func fileTime(ft int64) time.Time {
 }
 
 // systemTime converts a SYSTEMTIME: year, month, day of week, day, hour,
-// minute, second, milliseconds, each a uint16.
-func systemTime(b []byte) time.Time {
+// minute, second, milliseconds, each a uint16. ok is false when the parts
+// are not a date and time (a year outside 1 to 9999, a month 0 or 13, the
+// 31st of a 30-day month, an hour of 24, …; all zeros, "not set", among
+// them), which TraceEvent's DateTime refuses: time.Date would carry them
+// over into another, plausible date. The day of the week is not checked,
+// as TraceEvent does not.
+func systemTime(b []byte) (t time.Time, ok bool) {
 	u := func(i int) int { return int(le.Uint16(b[2*i:])) }
-	return time.Date(u(0), time.Month(u(1)), u(3), u(4), u(5), u(6), u(7)*1e6, time.UTC)
+	y, mo, d, h, mi, s, ms := u(0), u(1), u(3), u(4), u(5), u(6), u(7)
+	if y < 1 || y > 9999 || mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || s > 59 || ms > 999 {
+		return time.Time{}, false
+	}
+	t = time.Date(y, time.Month(mo), d, h, mi, s, ms*1e6, time.UTC)
+	return t, t.Day() == d // a day past the month's end moves to the next
+}
+
+// appendSystemTime appends a SYSTEMTIME in RFC 3339, or when its parts are
+// not a date (systemTime) the parts as stored, "YYYY-MM-DD hh:mm:ss.mmm"
+// (all zeros for an unset one), which no reader of times takes for one;
+// quoted when quote is set.
+func appendSystemTime(dst, b []byte, quote bool) []byte {
+	if quote {
+		dst = append(dst, '"')
+	}
+	if t, ok := systemTime(b); ok {
+		dst = t.AppendFormat(dst, time.RFC3339Nano)
+	} else {
+		u := func(i int) uint64 { return uint64(le.Uint16(b[2*i:])) }
+		for _, p := range [...]struct {
+			part, width int
+			sep         byte // after it; 0 for none
+		}{{0, 4, '-'}, {1, 2, '-'}, {3, 2, ' '}, {4, 2, ':'}, {5, 2, ':'}, {6, 2, '.'}, {7, 3, 0}} {
+			dst = appendPadded(dst, u(p.part), p.width)
+			if p.sep != 0 {
+				dst = append(dst, p.sep)
+			}
+		}
+	}
+	if quote {
+		dst = append(dst, '"')
+	}
+	return dst
+}
+
+// appendPadded appends v in decimal with at least width digits.
+func appendPadded(dst []byte, v uint64, width int) []byte {
+	var buf [20]byte
+	s := strconv.AppendUint(buf[:0], v, 10)
+	for n := len(s); n < width; n++ {
+		dst = append(dst, '0')
+	}
+	return append(dst, s...)
 }
 
 // appendTime appends t (UTC) in RFC 3339 with nanoseconds, followed by

@@ -528,7 +528,7 @@ func (d *decoder) format(dst []byte, f *Field, u uint64, b []byte) []byte {
 	case FileTime:
 		return appendTime(append(dst, '"'), fileTime(int64(u)), '"')
 	case SystemTime:
-		return appendTime(append(dst, '"'), systemTime(b), '"')
+		return appendSystemTime(dst, b, true)
 	case DateTime:
 		return appendDateTime(dst, int64(u), true)
 	case Decimal:
@@ -716,7 +716,7 @@ func appendText(dst []byte, f *Field, u uint64, b []byte) []byte {
 	case FileTime:
 		return appendTime(dst, fileTime(int64(u)), 0)
 	case SystemTime:
-		return appendTime(dst, systemTime(b), 0)
+		return appendSystemTime(dst, b, false)
 	case DateTime:
 		return appendDateTime(dst, int64(u), false)
 	case Decimal:

@@ -57,7 +57,9 @@ const (
 	// DateTime is a .NET DateTime as EventSource writes it: a FILETIME,
 	// shown as a number when it is outside the years 1601 to 9999.
 	DateTime
-	// SystemTime is a 16-byte SYSTEMTIME.
+	// SystemTime is a 16-byte SYSTEMTIME, shown in RFC 3339; one whose
+	// parts are no date (unset: all zeros; a month 13, the 31st of a
+	// 30-day month, …) shows as its parts, "YYYY-MM-DD hh:mm:ss.mmm".
 	SystemTime
 	// Decimal is a 16-byte System.Decimal.
 	Decimal

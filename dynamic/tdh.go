@@ -85,6 +85,7 @@ type outType uint16
 
 // The output types that change how a value is shown.
 const (
+	outString        outType = 1 // on a 16-bit integer: a UTF-16 character
 	outBoolean       outType = 13
 	outHexInt8       outType = 16
 	outHexInt16      outType = 17
@@ -116,6 +117,14 @@ func tdhField(f *Field, in inType, out outType) bool {
 		return false
 	}
 	f.Kind = k
+	if out == outString && (in == inInt16 || in == inUInt16) {
+		// A 16-bit integer shown as a string is a character (.NET's
+		// char in a TraceLogging event, a manifest's win:UInt16 with
+		// xs:string); TraceEvent shows it as one, and an array of them
+		// as a string. An 8-bit one it shows as a number.
+		f.Kind = Char16
+		return true
+	}
 	if fm, ok := outFormats[out]; ok {
 		f.Format = fm
 	} else if in == inHexInt32 || in == inHexInt64 || in == inSizeT && out != 0 {

@@ -46,7 +46,7 @@ const (
 // tlOutTypes maps TraceLogging out-types (TlgOut*) to the TDH ones the
 // interpreter acts on; the rest format by in-type.
 var tlOutTypes = map[byte]outType{
-	3: outBoolean, 4: outHexInt64, 7: outPort, 8: outIPv4, 9: outIPv6, 10: outSocketAddress,
+	2: outString, 3: outBoolean, 4: outHexInt64, 7: outPort, 8: outIPv4, 9: outIPv6, 10: outSocketAddress,
 	13: outWin32Error, 14: outNTStatus, 15: outHResult, 37: outHexInt64,
 }
 

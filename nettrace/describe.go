@@ -91,6 +91,11 @@ func dynamicField(f *Field) dynamic.Field {
 		if f.Elem != nil {
 			e := dynamicField(f.Elem)
 			d.Elem = &e
+			if e.Kind == dynamic.Char16 || e.Kind == dynamic.Char8 {
+				// A string up to its first NUL, as TraceEvent reads
+				// every array of characters.
+				d.Format = dynamic.FormatPadded
+			}
 		}
 	default:
 		if int(f.Type) < len(typeKinds) {

@@ -145,3 +145,34 @@ func TestDescribe(t *testing.T) {
 		t.Errorf("no fields: %s, %v", out, err)
 	}
 }
+
+// TestCharArraysStopAtNUL: an array of characters of any kind (counted,
+// fixed-length, at a relative or data location), UTF-16 or UTF-8, is a
+// string up to its first NUL, as TraceEvent reads every array of
+// characters (its GetFixedUnicodeStringAt and GetFixedAnsiStringAt).
+func TestCharArraysStopAtNUL(t *testing.T) {
+	m := &Metadata{Provider: "P", Name: "E", Fields: []Field{
+		{Name: "fixed8", Type: TypeFixedLengthArray, Count: 4, Elem: &Field{Type: TypeUTF8CodeUnit}},
+		{Name: "fixed16", Type: TypeFixedLengthArray, Count: 3, Elem: &Field{Type: TypeUTF16CodeUnit}},
+		{Name: "counted", Type: TypeArray, Elem: &Field{Type: TypeUTF16CodeUnit}},
+		{Name: "rel", Type: TypeRelLoc, Elem: &Field{Type: TypeUTF16CodeUnit}},
+		{Name: "whole", Type: TypeFixedLengthArray, Count: 2, Elem: &Field{Type: TypeUTF8CodeUnit}},
+	}}
+	p := []byte("ab\x00\x00")
+	p = append(p, 'x', 0, 'y', 0, 0, 0)
+	p = binary.LittleEndian.AppendUint16(p, 3)
+	p = append(p, 'h', 0, 0, 0, 'i', 0)
+	relAt := len(p)
+	p = append(p, 0, 0, 0, 0)
+	p = append(p, "ok"...)
+	rel := len(p)
+	p = append(p, 'Q', 0, 0, 0, 'R', 0)
+	binary.LittleEndian.PutUint32(p[relAt:], uint32(6<<16|(rel-(relAt+4))))
+	js, err := m.AppendJSON(nil, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"fixed8":"ab","fixed16":"xy","counted":"h","rel":"Q","whole":"ok"}`; string(js) != want {
+		t.Errorf("JSON\n got %s\nwant %s", js, want)
+	}
+}
