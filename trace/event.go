@@ -220,11 +220,20 @@ func (e *Event) ProcessName() string {
 	if e.r == nil {
 		return ""
 	}
-	pid := e.ProcessID()
-	if name, ok := e.r.procNames[pid]; ok || pid < 0 || !e.r.kernelSeen || e.et == nil {
+	if e.et == nil {
+		return e.r.procNames[e.ProcessID()]
+	}
+	return e.r.processName(e.ProcessID(), e.et.Timestamp)
+}
+
+// processName is the executable's name of process pid at time ts of an
+// ETW trace: its kernel Process events' so far, else the first that ends
+// it; "" if none names it.
+func (r *Reader) processName(pid, ts int64) string {
+	if name, ok := r.procNames[pid]; ok || pid < 0 || !r.kernelSeen {
 		return name
 	}
-	return e.r.endedProcess(pid, e.et.Timestamp)
+	return r.endedProcess(pid, ts)
 }
 
 // ThreadID is the thread the event is about; -1 when the trace does not

@@ -206,10 +206,19 @@ func (e *Event) kernelValue() clrimpl.Event {
 
 // noteKernel keeps what a Thread or Process Start or DCStart event says:
 // the thread's process, for the CPU samples that follow, and the
-// executable's name (Event.ProcessName).
+// executable's name (Event.ProcessName); and the names FileIO and
+// registry events give files and keys (noteName).
 func (r *Reader) noteKernel(e *Event) {
 	x := e.et
-	if x.Opcode != 1 && x.Opcode != 3 || x.ProviderGUID != threadGUID && x.ProviderGUID != processGUID {
+	if x.Opcode != 1 && x.Opcode != 3 {
+		// FileIO's naming opcodes (0, 32, 35, 36, 64) and the
+		// registry's (10 to 27) are not 1 or 3.
+		if x.Opcode == 0 || x.Opcode >= 10 && x.Opcode <= 36 || x.Opcode == 64 {
+			r.noteName(e)
+		}
+		return
+	}
+	if x.ProviderGUID != threadGUID && x.ProviderGUID != processGUID {
 		return
 	}
 	switch v := e.kernelValue().(type) {

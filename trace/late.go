@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/etl"
 	"github.com/clrgo/clrevents/kernelevents"
 )
@@ -25,6 +26,10 @@ type ended struct {
 type endNames struct {
 	threads map[uint32]ended
 	procs   map[int64]ended
+	// rundownNames are the names of the files and registry keys (by
+	// address) whose first naming event in the log is a rundown
+	// (names.go), which TraceEvent gives them from the log's start.
+	rundownNames map[uint64]string
 }
 
 // ends reads the log a second time, once, for its endNames; nil when the
@@ -47,10 +52,15 @@ func (r *Reader) ends() *endNames {
 	n := &endNames{threads: map[uint32]ended{}, procs: map[int64]ended{}}
 	startedT := map[uint32]bool{}
 	startedP := map[int64]bool{}
+	var named firstNames
 	for {
 		ev, err := er.Next()
 		if err != nil {
 			break // io.EOF, or damage: what was read still counts
+		}
+		if ev.ProviderGUID == fileIOGUID && namesFile(ev.Opcode) || ev.ProviderGUID == registryGUID && ev.Opcode >= 10 && namesKey(ev.Opcode) {
+			named.note(r.kernelOf(ev), ev.ProviderGUID == fileIOGUID && fileRundown(ev.Opcode) || ev.ProviderGUID == registryGUID && keyRundown(ev.Opcode))
+			continue
 		}
 		if ev.ProviderGUID != threadGUID && ev.ProviderGUID != processGUID || ev.Opcode < 1 || ev.Opcode > 4 {
 			continue
@@ -76,8 +86,39 @@ func (r *Reader) ends() *endNames {
 			}
 		}
 	}
+	n.rundownNames = named.rundown
 	r.endNames = n
 	return n
+}
+
+// firstNames follows the naming events of a pass over a log for the
+// addresses whose first name is a rundown's.
+type firstNames struct {
+	names   map[uint64]string // every address named so far
+	rundown map[uint64]string // those a rundown named first
+}
+
+// note follows naming event v (a kernelevents value of kernelOf), a
+// rundown if rundown.
+func (f *firstNames) note(v any, rundown bool) {
+	ev, ok := v.(clrimpl.Event)
+	if !ok {
+		return
+	}
+	addr, name, ok := nameOf(ev, func(a uint64) string { return f.names[a] })
+	if !ok {
+		return
+	}
+	if f.names == nil {
+		f.names = map[uint64]string{}
+	}
+	if _, seen := f.names[addr]; !seen && rundown {
+		if f.rundown == nil {
+			f.rundown = map[uint64]string{}
+		}
+		f.rundown[addr] = name
+	}
+	f.names[addr] = name
 }
 
 // kernelOf decodes a kernel event of another pass over the log into a

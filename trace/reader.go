@@ -128,6 +128,10 @@ type Reader struct {
 	// procNames are the executables' names from its kernel Process events
 	// so far.
 	procNames map[int64]string
+	// objNames are the names its FileIO and registry events gave files
+	// and registry keys so far, by address (names.go); nil until one
+	// does.
+	objNames map[uint64]string
 	// kernelSeen: an ETW trace has had kernel events (a kernel log's
 	// processes can be named at its end: endNames).
 	kernelSeen bool
