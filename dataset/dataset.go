@@ -599,6 +599,11 @@ type traceWriter struct {
 	generic,
 	stacks *table
 	buf []byte
+	// derived holds an event's trace.Derived values (a kernel file
+	// operation's FileName, ...), which follow its payload's columns;
+	// buf2 is scratch for a string's bytes.
+	derived []trace.Derived
+	buf2    []byte
 	// stackIDs numbers the distinct stacks by their bytes; stackKeys
 	// holds the keys by number.
 	stackIDs  map[string]int64
@@ -777,20 +782,37 @@ func (tw *traceWriter) event(e *trace.Event, seq int64, st *Stats) error {
 	switch {
 	case err == nil:
 		desc := ev.Descriptor()
+		tw.derived = e.AppendDerived(tw.derived[:0])
 		t = tw.tables[desc]
 		if t == nil {
+			cols := desc.Columns
+			if len(tw.derived) > 0 {
+				cols = derivedColumns(cols, tw.derived)
+			}
 			t, err = tw.newTable([]string{"events", "provider=" + desc.Provider, "event=" + desc.Name},
-				desc.Name, eventColumns(desc.Columns))
+				desc.Name, eventColumns(cols))
 			if err != nil {
 				return err
 			}
+			t.derived = len(tw.derived)
 			tw.tables[desc] = t
+		}
+		if len(tw.derived) != t.derived {
+			return fmt.Errorf("event %d: %s: %d derived values, its table's first event had %d", seq, desc.Name, len(tw.derived), t.derived)
 		}
 		t.begin()
 		if err := tw.header(t, e, seq, dec.Extra, st); err != nil {
 			return err
 		}
 		ev.AppendColumns(t)
+		for _, d := range tw.derived {
+			if d.IsInt {
+				t.Int(d.Int)
+			} else {
+				tw.buf2 = append(tw.buf2[:0], d.Str...)
+				t.Bytes(tw.buf2)
+			}
+		}
 	default:
 		if errors.Is(err, clrimpl.ErrUnknownEvent) {
 			dt, ok, derr := tw.describedRow(e, seq, st)
@@ -813,6 +835,20 @@ func (tw *traceWriter) event(e *trace.Event, seq int64, st *Stats) error {
 		return fmt.Errorf("event %d: %w", seq, err)
 	}
 	return nil
+}
+
+// derivedColumns are a generated type's columns and then those of its
+// events' trace.Derived values: strings, or int64s.
+func derivedColumns(payload []clrimpl.Column, ds []trace.Derived) []clrimpl.Column {
+	cols := append(make([]clrimpl.Column, 0, len(payload)+len(ds)), payload...)
+	for _, d := range ds {
+		kind := clrimpl.ColumnString
+		if d.IsInt {
+			kind = clrimpl.ColumnInt64
+		}
+		cols = append(cols, clrimpl.Column{Name: d.Name, Kind: kind})
+	}
+	return cols
 }
 
 func (tw *traceWriter) nameBytes() []byte {

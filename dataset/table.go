@@ -105,20 +105,23 @@ func newSchema(name string, cols []column) *parquet.Schema {
 type table struct {
 	final, tmp string
 	cols       []column
-	phys       []physical
-	fl         *flusher
-	mem        *budget
-	cur        *rowSet      // the rows being filled
-	free       chan *rowSet // row sets the flusher is done with
-	maxRows    int
-	hint       []colLens // the lengths of the last rows shipped
-	fixedRow   int64     // bytes a row takes in the typed slices, but for byte arrays' bytes
-	rowVar     int64     // byte arrays' bytes of the current row
-	col        int       // the next column of the current row
-	inRow      bool      // a row is begun and not ended: the rows are not to be shipped
-	bad        error     // a value that does not fit its column, reported by end
-	traceSrc   *byte     // the array of the trace column's last value
-	a          *arrays   // the trace's arrays (the budget's), nil without a budget
+	// derived counts the trace.Derived columns after an event type's
+	// payload's.
+	derived  int
+	phys     []physical
+	fl       *flusher
+	mem      *budget
+	cur      *rowSet      // the rows being filled
+	free     chan *rowSet // row sets the flusher is done with
+	maxRows  int
+	hint     []colLens // the lengths of the last rows shipped
+	fixedRow int64     // bytes a row takes in the typed slices, but for byte arrays' bytes
+	rowVar   int64     // byte arrays' bytes of the current row
+	col      int       // the next column of the current row
+	inRow    bool      // a row is begun and not ended: the rows are not to be shipped
+	bad      error     // a value that does not fit its column, reported by end
+	traceSrc *byte     // the array of the trace column's last value
+	a        *arrays   // the trace's arrays (the budget's), nil without a budget
 
 	// The flusher's.
 	name    string

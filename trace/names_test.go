@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/clrgo/clrevents/internal/etltest"
+	"github.com/clrgo/clrevents/internal/eventfmt"
 	"github.com/clrgo/clrevents/internal/tracetest"
 	"github.com/clrgo/clrevents/kernelevents"
 	"github.com/clrgo/clrevents/trace"
@@ -26,9 +27,9 @@ import (
 // that names one, else the name its KeyHandle was given (the
 // registry's KCBCreate, a rundown to TraceEvent, from the log's start);
 // a context switch's old thread has the process the Thread events give
-// it. AppendDerived gives these under TraceEvent's names (KeyHandleName
-// for a registry event's KeyName: the payload's field is KeyName), but
-// the file names the payload holds.
+// it. clrdump's text, JSON and CSV forms show these after the payload's
+// fields, under TraceEvent's names (KeyHandleName for a registry
+// event's KeyName: the payload's field is KeyName).
 func TestKernelNames(t *testing.T) {
 	le := binary.LittleEndian
 	const (
@@ -80,15 +81,15 @@ func TestKernelNames(t *testing.T) {
 		key     string // KeyName; "-" for none
 		oldPID  int64  // OldProcess; -2 for none
 		oldName string
-		text    string // the derived values as Name=value pairs
+		text    string // in clrdump's text line; "" for no derived values
 	}
 	wants := []want{
 		{"FileIO/Read", early, "-", -2, "", `FileName="\\Device\\HarddiskVolume3\\early.txt"`},
 		{"FileIO/Create", b, "-", -2, "", ""},
-		{"FileIO/Write", b, "-", -2, "", `FileName="\\Device\\HarddiskVolume3\\b.txt"`},
+		{"FileIO/Write", b, "-", -2, "", `IoFlags=0 FileName="\\Device\\HarddiskVolume3\\b.txt"`},
 		{"FileIO/Name", bKey, "-", -2, "", ""},
 		{"FileIO/Close", bKey, "-", -2, "", `FileName="\\Device\\HarddiskVolume3\\b-key.txt"`},
-		{"FileIO/DirEnum", "", "-", -2, "", `DirectoryName=""`},
+		{"FileIO/DirEnum", "", "-", -2, "", `FileName="*" DirectoryName=""`},
 		{"FileIO/FileRundown", early, "-", -2, "", ""},
 		{"FileIO/FileRundown", bRenamed, "-", -2, "", ""},
 		{"FileIO/Read", bRenamed, "-", -2, "", `FileName="\\Device\\HarddiskVolume3\\b2.txt"`},
@@ -103,6 +104,7 @@ func TestKernelNames(t *testing.T) {
 		{"Thread/CSwitch", "-", "-", 21, "other.exe", `OldProcessID=21 OldProcessName="other.exe"`},
 		{"Thread/CSwitch", "-", "-", -1, "", `OldProcessID=-1 OldProcessName=""`},
 	}
+	var csv eventfmt.CSV
 	i := 0
 	feedStacks(t, events, func(e *trace.Event, _ bool) {
 		if e.Provider() != "Windows Kernel" || e.Name() == "EventTrace" || strings.HasPrefix(e.Name(), "EventTrace/") ||
@@ -131,17 +133,31 @@ func TestKernelNames(t *testing.T) {
 			t.Errorf("event %d: %s file %q key %q old %d %q\nwant %s file %q key %q old %d %q", i-1, e.DisplayName(), file, key, oldPID, oldName,
 				w.name, w.file, w.key, w.oldPID, w.oldName)
 		}
+		dec := eventfmt.Decode(e)
+		text := string(eventfmt.AppendText(nil, e, &dec))
 		derived := e.AppendDerived(nil)
-		var text []string
+		if w.text == "" {
+			if len(derived) != 0 {
+				t.Errorf("event %d %s: derived %v, want none", i-1, w.name, derived)
+			}
+			return
+		}
+		if !strings.HasSuffix(text, " "+w.text+"\n") {
+			t.Errorf("event %d %s: text %q, want it to end with %q", i-1, w.name, text, w.text)
+		}
+		js := string(eventfmt.AppendJSON(nil, e, &dec))
+		rows := string(csv.Append(nil, int64(i), e, &dec))
 		for _, d := range derived {
+			val := d.Str
 			if d.IsInt {
-				text = append(text, d.Name+"="+strconv.FormatInt(d.Int, 10))
-			} else {
-				text = append(text, d.Name+"="+strconv.Quote(d.Str))
+				val = strconv.FormatInt(d.Int, 10)
+			}
+			if !strings.Contains(js, `"`+d.Name+`":`) || !strings.Contains(rows, ","+d.Name+","+csvValue(val)+"\n") {
+				t.Errorf("event %d %s: %s not in its JSON line or CSV rows:\n%s%s", i-1, w.name, d.Name, js, rows)
 			}
 		}
-		if got := strings.Join(text, " "); got != w.text {
-			t.Errorf("event %d %s: derived %s, want %s", i-1, w.name, got, w.text)
+		if !bytes.HasSuffix([]byte(js), []byte("}}\n")) {
+			t.Errorf("event %d %s: JSON %s", i-1, w.name, js)
 		}
 	})
 	if i != len(wants) {
@@ -171,4 +187,13 @@ func TestKernelNames(t *testing.T) {
 			break
 		}
 	}
+}
+
+// csvValue is v as a CSV field, quoted where it holds a quote, comma or
+// newline.
+func csvValue(v string) string {
+	if strings.ContainsAny(v, "\",\n") {
+		return `"` + strings.ReplaceAll(v, `"`, `""`) + `"`
+	}
+	return v
 }

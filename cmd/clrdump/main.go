@@ -39,7 +39,13 @@
 //	                  events, events an ETW log describes itself, and the
 //	                  kernel events package etl knows; {} for an EventSource
 //	                  event declared without arguments), or
-//	                  {"payload":"0x…"} for an event nothing describes
+//	                  {"payload":"0x…"} for an event nothing describes;
+//	                  after the payload's fields, the values TraceEvent
+//	                  derives for a kernel event from the log's others
+//	                  (trace.Event.AppendDerived: a file operation's,
+//	                  disk I/O's or hard fault's FileName, a registry
+//	                  event's KeyHandleName, a context switch's
+//	                  OldProcessID and OldProcessName), in text and CSV too
 //	extra             string, hex: payload bytes past the template (a newer
 //	                  runtime's fields); only when there are some
 //	error, payload    strings: why the payload did not decode, and its bytes in

@@ -80,6 +80,14 @@ func (c *CSV) Append(b []byte, index int64, e *trace.Event, dec *Decoded) []byte
 		}
 		r.payload(e.Payload())
 	}
+	var buf [2]trace.Derived
+	for _, d := range e.AppendDerived(buf[:0]) {
+		if d.IsInt {
+			r.row(d.Name, strconv.FormatInt(d.Int, 10))
+		} else {
+			r.row(d.Name, d.Str)
+		}
+	}
 	if r.n == 0 {
 		r.row("", "")
 	}

@@ -209,9 +209,9 @@ func put2(b []byte, v uint64) {
 func AppendFields(dst []byte, e *trace.Event, dec *Decoded, json bool) []byte {
 	if dec.Event != nil {
 		if json {
-			return dec.Event.AppendJSON(dst)
+			return appendDerived(dec.Event.AppendJSON(dst), len(dst), e, true)
 		}
-		return dec.Event.AppendText(dst)
+		return appendDerived(dec.Event.AppendText(dst), len(dst), e, false)
 	}
 	if dec.Err == nil {
 		var out []byte
@@ -222,7 +222,7 @@ func AppendFields(dst []byte, e *trace.Event, dec *Decoded, json bool) []byte {
 			out, err = e.AppendText(dst)
 		}
 		if err == nil {
-			return out
+			return appendDerived(out, len(dst), e, json)
 		}
 		if !errors.Is(err, clrimpl.ErrUnknownEvent) {
 			dec.Err = err // a payload that does not fit its description
@@ -235,6 +235,47 @@ func AppendFields(dst []byte, e *trace.Event, dec *Decoded, json bool) []byte {
 	}
 	dst = append(dst, "payload="...)
 	return AppendHex(dst, e.Payload())
+}
+
+// appendDerived appends to the fields e's payload gave (b[start:]: a
+// JSON object, or Name=value pairs) the values TraceEvent shows among
+// them that other events of the log give it (trace.Event.AppendDerived:
+// a file operation's FileName, a context switch's OldProcessID, ...), as
+// more members of the object or more pairs.
+func appendDerived(b []byte, start int, e *trace.Event, json bool) []byte {
+	var buf [2]trace.Derived
+	ds := e.AppendDerived(buf[:0])
+	if len(ds) == 0 {
+		return b
+	}
+	if json {
+		b = b[:len(b)-1] // the object's '}'
+	}
+	for _, d := range ds {
+		switch {
+		case json && len(b) > start+1:
+			b = append(b, ',')
+			fallthrough
+		case json:
+			b = textfmt.AppendJSONString(b, d.Name)
+			b = append(b, ':')
+		default:
+			if len(b) > start {
+				b = append(b, ' ')
+			}
+			b = append(b, d.Name...)
+			b = append(b, '=')
+		}
+		if d.IsInt {
+			b = strconv.AppendInt(b, d.Int, 10)
+		} else {
+			b = textfmt.AppendJSONString(b, d.Str)
+		}
+	}
+	if json {
+		b = append(b, '}')
+	}
+	return b
 }
 
 func AppendHex(dst, b []byte) []byte {
