@@ -91,7 +91,14 @@
 // The kernel's events are decoded with kernelevents whatever the tables;
 // their process and thread are TraceEvent's (a CPU sample's thread and
 // its process from the Thread events), and Stacks matches the stacks a
-// kernel session walks to the events they belong to.
+// kernel session walks to the events they belong to. What TraceEvent
+// derives for a kernel event from the log's other events is given by
+// Event.FileName (a file operation's, disk I/O's or hard fault's file,
+// from the names the FileIO events give FileKeys and FileObjects),
+// Event.KeyName (a registry event's key, from the names the registry's
+// events give KeyHandles), Event.OldProcess (a context switch's old
+// thread's process), and all of them under TraceEvent's names by
+// Event.AppendDerived, which clrdump prints after the payload's fields.
 //
 // # Damage
 //
