@@ -200,7 +200,20 @@
 //     0 as one-collect's record-trace writes it): every wall-clock time
 //     counts from it. So are the tags of the stream's first object (Trace,
 //     or a .netperf's EventPipeFile) whose type name and the rest of
-//     whose header are right: a Damage of their 3 bytes. So is a V4/V5
+//     whose header are right: a Damage of their 3 bytes. So is another
+//     field of that header (its version, type name, type name length or
+//     end tag) that keeps the reader from taking it, when every other
+//     field is what one format version's writers write (a .nettrace's
+//     Trace of version 4 and minimum reader version 4; a .netperf's Trace
+//     3 or EventPipeFile 2 or 1, minimum 0) and what follows it is what
+//     they write after it (a pointer size of 4 or 8, then a block header
+//     of that version's tags, block version and minimum reader version;
+//     or credible event records): the trace is read as that version, the
+//     field a Damage of its bytes. A header whose minimum reader version
+//     is above that version's (a newer writer's format, which this reader
+//     must not read), whose blocks are not that version's, or with two
+//     fields damaged, still ends NewReader with its error (ErrUnsupported
+//     for a version). So is a V4/V5
 //     StackBlock's first stack ID when it is not the one the block must
 //     have (the runtime numbers stacks from 1 after each sequence point,
 //     and on from block to block) while no damage was skipped since the

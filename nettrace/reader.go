@@ -217,6 +217,11 @@ type Reader struct {
 	// EventPipeFile) are damaged, the rest of its header right
 	// (readFSTypeHeader); recorded with the first block as syncBad is.
 	tagsBad *Error
+	// firstBad: another field of the first object's header is damaged
+	// (firstObjectFix), firstBadLen bytes at its Offset; recorded with
+	// the first block as tagsBad is.
+	firstBad    *Error
+	firstBadLen int64
 }
 
 // NewReader reads the stream header and the Trace object or block from r and
@@ -488,12 +493,24 @@ func firstObjectRest(h []byte) bool {
 }
 
 func (r *Reader) readFSTrace() error {
-	name, version, end, err := r.readFSTypeHeader()
-	if err != nil {
-		return err
-	}
-	if end {
-		return r.errf(ErrFormat, "object header", r.blkHdrOff, "stream has no Trace object")
+	var name []byte
+	var version int32
+	if fix := r.firstObjectFix(); fix != nil {
+		// A header a known version's but for one damaged field, followed
+		// by what that version's writers write after it.
+		r.blkHdrOff, r.blkName = r.s.off, ""
+		r.s.discard(len(fix.hdr))
+		name, version = append(r.scratch[:0], fix.name...), int32(fix.version)
+	} else {
+		var end bool
+		var err error
+		name, version, end, err = r.readFSTypeHeader()
+		if err != nil {
+			return err
+		}
+		if end {
+			return r.errf(ErrFormat, "object header", r.blkHdrOff, "stream has no Trace object")
+		}
 	}
 	r.info.ObjectVersion = int(version)
 	at := r.s.off
@@ -804,6 +821,12 @@ func (r *Reader) nextBlock() error {
 	if e := r.tagsBad; e != nil {
 		r.tagsBad = nil
 		if err := r.noteDamage(e, e.Offset, 3); err != nil {
+			return err // strict
+		}
+	}
+	if e := r.firstBad; e != nil {
+		r.firstBad = nil
+		if err := r.noteDamage(e, e.Offset, r.firstBadLen); err != nil {
 			return err // strict
 		}
 	}

@@ -421,3 +421,102 @@ func TestZeroedStackBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstObjectFields damages one field of the stream's first object's
+// header (its version, type name length, type name or end tag) in a
+// .nettrace (V5), a .netperf V3 and a .netperf V2 trace: the rest of the
+// header is the one that version's writers write, and so are the blocks
+// (or records) after it, so the trace is read whole, as that version,
+// and the field recorded as one Damage of its bytes that lost no event;
+// strict mode stops there. A header whose minimum reader version is
+// above the version's, or whose first block is not that version's,
+// still fails with ErrUnsupported: a newer format, not damage.
+func TestFirstObjectFields(t *testing.T) {
+	pyro := loadTrace(t, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
+	v3 := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore2.1-linux-x64-tracelogging.netperf.zip"))
+	v2 := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore2.0-linux-objver2.first1300.netperf.zip"))
+	for _, c := range []struct {
+		what     string
+		data     []byte
+		at       int // in the header, from its first tag
+		mask     byte
+		field, n int // the field: its first byte in the header, its length
+	}{
+		{"V5 version ^0xff", pyro, 3, 0xff, 3, 4},
+		{"V5 version 4 to 5", pyro, 3, 0x01, 3, 4},
+		{"V5 version's third byte", pyro, 5, 0x10, 3, 4},
+		{"V5 version negative", pyro, 6, 0x80, 3, 4},
+		{"V5 name length", pyro, 11, 0xff, 11, 4},
+		{"V5 name length 5 to 4", pyro, 11, 0x01, 11, 4},
+		{"V5 name", pyro, 16, 0x20, 15, 5},
+		{"V5 end tag", pyro, 20, 0xff, 20, 1},
+		{"V3 version", v3, 3, 0xff, 3, 4},
+		{"V3 name", v3, 15, 0x01, 15, 5},
+		{"V2 version", v2, 3, 0x40, 3, 4},
+		{"V2 name length", v2, 12, 0x01, 11, 4},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			hdr := bytes.Index(c.data, []byte("!FastSerialization.1")) + 20
+			bad := bytes.Clone(c.data)
+			bad[hdr+c.at] ^= c.mask
+			want, _, _, err := readFull(t, c.data, FileOrder)
+			if err != io.EOF {
+				t.Fatalf("intact trace: %v", err)
+			}
+			ri, _ := NewReader(bytes.NewReader(c.data))
+			for _, order := range []Order{FileOrder, TimeOrder} {
+				r, err := NewReader(bytes.NewReader(bad))
+				if err != nil {
+					t.Fatalf("NewReader: %v", err)
+				}
+				if r.Info().Version != ri.Info().Version || r.Info().ObjectVersion != ri.Info().ObjectVersion {
+					t.Errorf("version %d, object version %d; want %d, %d", r.Info().Version, r.Info().ObjectVersion, ri.Info().Version, ri.Info().ObjectVersion)
+				}
+				got, n, damage, err := readFull(t, bad, order)
+				changed := 0
+				for k, w := range want {
+					if got[k] != w {
+						changed++
+					}
+				}
+				if n != len(want) || changed > 0 || !errors.Is(err, ErrDamaged) || len(damage) != 1 ||
+					damage[0].Offset != int64(hdr+c.field) || damage[0].Length != int64(c.n) || damage[0].Events != 0 {
+					t.Errorf("%v: %d of %d events, %d lost or changed; %v, damage %v", order, n, len(want), changed, err, damage)
+				}
+			}
+			r, err := NewReader(bytes.NewReader(bad))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.SetStrict(true)
+			_, err = r.Next()
+			var e *Error
+			if !errors.As(err, &e) || errors.Is(err, ErrDamaged) || e.Offset != int64(hdr+c.field) || !strings.Contains(err.Error(), "damaged") {
+				t.Errorf("strict: %v", err)
+			}
+		})
+	}
+	// Not damage: a newer format, or two fields damaged.
+	hdr := bytes.Index(pyro, []byte("!FastSerialization.1")) + 20
+	blk := fsBlocks(pyro)[0].hdr
+	for _, c := range []struct {
+		what        string
+		patch       map[int]byte
+		unsupported bool
+	}{
+		{"version 5, minimum reader version 5", map[int]byte{hdr + 3: 5, hdr + 7: 5}, true},
+		{"version 5, first block version 3", map[int]byte{hdr + 3: 5, blk + 3: 3}, true},
+		{"version 5, first block minimum reader version 0", map[int]byte{hdr + 3: 5, blk + 7: 0}, true},
+		{"version and name", map[int]byte{hdr + 3: 0xfb, hdr + 16: 'R'}, false},
+		{"name length and name", map[int]byte{hdr + 11: 4, hdr + 16: 'R'}, false},
+	} {
+		bad := bytes.Clone(pyro)
+		for i, b := range c.patch {
+			bad[i] = b
+		}
+		_, err := NewReader(bytes.NewReader(bad))
+		if err == nil || c.unsupported != errors.Is(err, ErrUnsupported) {
+			t.Errorf("%s: NewReader: %v", c.what, err)
+		}
+	}
+}
