@@ -187,8 +187,14 @@
 //     end tag is not where its size says, or its size runs past the
 //     input's end, the size is what the damage made too large: the block
 //     ends there and is read, and the blocks after it are, the size
-//     field recorded as a Damage of its 4 bytes that lost no event. A
-//     block version this reader does not read ends the
+//     field recorded as a Damage of its 4 bytes that lost no event. So
+//     is a size the damage made too small: where the block's end is not
+//     followed by its EndObject tag, the first EndObject tag and block
+//     header in the next 60 KiB are its real end when the bytes up to
+//     them, with the block's, read as whole records of its kind to the
+//     byte (stacks, a sequence point's threads, event records whose sizes
+//     or compressed headers' fields add up); the block is read to there.
+//     A block version this reader does not read ends the
 //     trace with ErrUnsupported only in the stream's first block, where
 //     it means a newer format. Later (a writer does not change the
 //     version midway), or negative anywhere, it is a damaged field of a

@@ -1039,7 +1039,11 @@ func (r *Reader) nextFSObject() error {
 			return r.cutBlock(kind, err, int64(size))
 		}
 	} else if !r.framed() {
-		if _, err := r.sizeOvershoot(at, size); err != nil {
+		ok, err := r.sizeOvershoot(at, size)
+		if err == nil && !ok {
+			err = r.sizeUndershoot(kind, at, size)
+		}
+		if err != nil {
 			return err // strict
 		}
 	}

@@ -520,3 +520,79 @@ func TestFirstObjectFields(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockSizeShrunk flips bits of a block's size field so that the
+// size shrinks: the block's stated end falls inside it, and its
+// EndObject tag and the next block's header follow its real end. The
+// bytes up to there read as whole records of the block's kind, so the
+// reader reads the block to there (it lost every event after the stated
+// end, and the events whose metadata or stacks were in them): nothing is
+// lost, changed or invented, and the damage is one record of the size
+// field that lost no event; strict mode stops there.
+func TestBlockSizeShrunk(t *testing.T) {
+	pyro := loadTrace(t, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
+	arr := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"))
+	v3 := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore2.1-linux-x64-tracelogging.netperf.zip"))
+	first := func(data []byte, name string, k int) fsBlock {
+		for _, b := range fsBlocks(data) {
+			if b.name == name {
+				if k == 0 {
+					return b
+				}
+				k--
+			}
+		}
+		t.Fatalf("no %s", name)
+		return fsBlock{}
+	}
+	for _, c := range []struct {
+		what string
+		data []byte
+		blk  fsBlock
+		byte int
+		mask byte
+	}{
+		{"pyroscope MetadataBlock 512 bytes short", pyro, first(pyro, "MetadataBlock", 0), 1, 0x02},
+		{"pyroscope StackBlock 16 bytes short", pyro, first(pyro, "StackBlock", 1), 0, 0x10},
+		{"pyroscope EventBlock 2,048 bytes short", pyro, first(pyro, "EventBlock", 3), 1, 0x08},
+		{"pyroscope EventBlock 1 byte short", pyro, first(pyro, "EventBlock", 2), 0, 0x01},
+		{"pyroscope SPBlock 4 bytes short", pyro, first(pyro, "SPBlock", 0), 0, 0x04},
+		{"arraytypes EventBlock 32,768 bytes short", arr, first(arr, "EventBlock", 3), 1, 0x80},
+		{"V3 EventBlock 512 bytes short", v3, first(v3, "EventBlock", 0), 1, 0x02},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			at := c.blk.sizeAt + c.byte
+			if c.data[at]&c.mask != c.mask {
+				t.Fatalf("bits %#x not set in %#x", c.mask, c.data[at])
+			}
+			bad := bytes.Clone(c.data)
+			bad[at] ^= c.mask
+			for _, order := range []Order{FileOrder, TimeOrder} {
+				want, _, _, _ := readFull(t, c.data, order)
+				got, n, damage, err := readFull(t, bad, order)
+				changed := 0
+				for k, w := range want {
+					if got[k] != w {
+						changed++
+					}
+				}
+				if n != len(want) || changed > 0 || !errors.Is(err, ErrDamaged) || len(damage) != 1 ||
+					damage[0].Offset != int64(c.blk.sizeAt) || damage[0].Length != 4 || damage[0].Events != 0 {
+					t.Errorf("%v: %d of %d events out, %d lost or changed; %v, damage %v", order, n, len(want), changed, err, damage)
+				}
+			}
+			r, err := NewReader(bytes.NewReader(bad))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.SetStrict(true)
+			for err == nil {
+				_, err = r.Next()
+			}
+			var e *Error
+			if !errors.As(err, &e) || errors.Is(err, ErrDamaged) || e.BlockOffset != int64(c.blk.hdr) || e.Offset != int64(c.blk.sizeAt) {
+				t.Errorf("strict: %v, want the *Error of the size field at %d", err, c.blk.sizeAt)
+			}
+		})
+	}
+}

@@ -1,0 +1,146 @@
+package nettrace
+
+import "bytes"
+
+// sizeUndershoot runs when the V3–V5 block just read (into r.blk, from
+// the size field at stream offset at, which stated size) is not followed
+// by its EndObject tag and holds no block header (sizeOvershoot): the
+// size may be damaged, too small, so that the block goes on past it. It
+// looks for the first EndObject tag followed by a block header (or by
+// the stream's NullReference end, where the input ends) in the next
+// searchWindow bytes; when the bytes up to it, taken with the block's,
+// read as whole records of the block's kind to the byte (blockTiles), the
+// size is what the damage changed: the block is read to there, and the
+// size field recorded as a Damage of its 4 bytes that lost no event (in
+// strict mode, that damage's error is returned). Otherwise it leaves the
+// block as it was: the damage is after the block, or in it, and the
+// older paths (findBack, the search for the next block) go on from there.
+//
+// It runs only after a block that its EndObject tag does not follow.
+func (r *Reader) sizeUndershoot(kind int, at int64, size uint32) error {
+	ahead, err := r.s.peek(searchWindow)
+	end := -1
+	for i := 0; i < len(ahead); i++ {
+		j := bytes.IndexByte(ahead[i:], tagEndObject)
+		if j < 0 {
+			break
+		}
+		i += j
+		if r.blockHeaderAt(ahead[i+1:], 0) || i+2 == len(ahead) && err != nil && ahead[i+1] == tagNullReference {
+			end = i
+			break
+		}
+	}
+	if end < 0 || !r.blockTiles(kind, r.blk, ahead[:end]) {
+		return nil
+	}
+	e := r.errf(ErrFormat, "block size", at, "block size %d ends %d bytes before the block's EndObject tag at %d: the size is damaged; the block ends there", size, end, r.s.off+int64(end)).(*Error)
+	if err := r.noteDamage(e, at, 4); err != nil {
+		return err
+	}
+	r.blk = append(r.blk, ahead[:end]...)
+	r.s.discard(end)
+	return nil
+}
+
+// blockTiles reports whether a V3–V5 block of the given kind whose
+// content is a followed by b reads as whole records of its kind, ending
+// at its end: stacks (first ID, count, then each stack's size and
+// bytes), a sequence point's threads (timestamp, count, 12 bytes a
+// thread), or event records (V4+: after the block's header; in
+// compressed headers, the fields each header's flags say it has, and its
+// payload size or the one before it). It checks the sizes and the
+// structure, not the values.
+func (r *Reader) blockTiles(kind int, a, b []byte) bool {
+	c := make([]byte, 0, len(a)+len(b))
+	c = append(append(c, a...), b...)
+	switch kind {
+	case kindStack:
+		cur := cursor{b: c}
+		cur.u32()
+		n := cur.u32()
+		ps := r.info.PointerSize
+		for k := uint32(0); k < n && !cur.bad; k++ {
+			size := int(cur.u32())
+			if size%ps != 0 {
+				return false
+			}
+			cur.bytes(size)
+		}
+		return n > 0 && !cur.bad && cur.left() == 0
+	case kindSequencePt:
+		return len(c) >= 12 && int64(len(c)) == 12+12*int64(le32(c[8:]))
+	case kindEvent, kindMetadata:
+	default:
+		return false
+	}
+	if r.ver == 3 {
+		// Records with their sizes: 56 bytes of header, the payload,
+		// the stack's size and bytes.
+		for len(c) > 0 {
+			if len(c) < 60 {
+				return false
+			}
+			total := int64(le32(c)) + 4
+			pay := int64(le32(c[52:]))
+			if total < 60 || total > int64(len(c)) || 56+pay+4 > total || 56+pay+4+int64(le32(c[56+pay:])) > total {
+				return false
+			}
+			c = c[total:]
+		}
+		return true
+	}
+	if len(c) < 4 {
+		return false
+	}
+	hs := int(le16(c))
+	if hs < 20 || hs > len(c) || le16(c[2:]) > 1 {
+		return false
+	}
+	compressed := le16(c[2:])&1 != 0
+	cur := cursor{b: c, i: hs}
+	var payload uint32
+	for cur.left() > 0 && !cur.bad {
+		if !compressed {
+			// EventSize, counting the header's 80 bytes and the payload
+			// (PayloadSize, at 76) and its padding.
+			if cur.left() < 80 {
+				return false
+			}
+			e := c[cur.i:]
+			total := int64(le32(e)) + 4
+			if total < 80 || total > int64(cur.left()) || int64(le32(e[76:])) > total-80 {
+				return false
+			}
+			cur.i += int(total)
+			continue
+		}
+		flags := cur.u8()
+		if flags&1 != 0 {
+			cur.varu32()
+		}
+		if flags&2 != 0 {
+			cur.varu32()
+			cur.varu64()
+			cur.varu32()
+		}
+		if flags&4 != 0 {
+			cur.varu64()
+		}
+		if flags&8 != 0 {
+			cur.varu32()
+		}
+		cur.varu64()
+		if flags&16 != 0 {
+			cur.bytes(16)
+		}
+		if flags&32 != 0 {
+			cur.bytes(16)
+		}
+		if flags&128 != 0 {
+			payload = cur.varu32()
+		}
+		cur.bytes(int(payload))
+	}
+	return !cur.bad
+}
