@@ -1043,11 +1043,52 @@ func TestRepeatedBuffer(t *testing.T) {
 		}
 	}
 
-	// The copy numbered as a buffer of its own: its events are read, and
-	// the file holds one buffer more than the header counts.
+	// The copy numbered as a buffer of its own (its number damaged, or
+	// written again): the same header and first bytes, so a repeat all
+	// the same, skipped, its events delivered once; the file then holds
+	// no more buffers than the header counts.
+	for _, c := range []struct {
+		l   *intactLog
+		buf int
+	}{{gc, 2}, {ce, 17}, {ce, 30}} {
+		l := c.l
+		b := l.bufs[c.buf]
+		seq := le.Uint64(l.data[b.off+24:])
+		for _, after := range []bool{false, true} {
+			var bad []byte
+			at := int64(len(l.data))
+			if after {
+				bad = slices.Concat(l.data[:b.end], l.data[b.off:b.end], l.data[b.end:])
+				at = b.end
+			} else {
+				bad = append(bytes.Clone(l.data), l.data[b.off:b.end]...)
+			}
+			le.PutUint64(bad[at+24:], seq^0x100)
+			want := fmt.Sprintf("a repeat of buffer %d at offset %d under another sequence number, %d (that one's %d): the same header, timestamp %d",
+				c.buf, b.off, seq^0x100, seq, le.Uint64(l.data[b.off+16:]))
+			for _, strict := range []bool{false, true} {
+				for _, r := range []*Reader{mustReader(t, bad), mustFileOrder(t, bad)} {
+					r.SetStrict(strict)
+					got, err := readUntilErr(r, 1e6)
+					var fe *FormatError
+					if !errors.As(err, &fe) || fe.BufferOffset != at || !strings.Contains(err.Error(), want) || !strict && len(got) != len(l.events) {
+						t.Errorf("%s, buffer %d renumbered, after itself %v, %v, strict %v: %d events, want %d; %v, want %q", l.name, c.buf, after, r.Order(), strict, len(got), len(l.events), err, want)
+					}
+					if d := r.Damage(); !strict && (len(d) != 1 || d[0].Offset != at || d[0].Length != b.end-b.off) {
+						t.Errorf("%s, buffer %d renumbered, %v: damage %+v", l.name, c.buf, r.Order(), d)
+					}
+				}
+			}
+		}
+	}
+
+	// A buffer of its own, with another number and timestamp (the copy's
+	// changed): its events are read, and the file holds one buffer more
+	// than the header counts.
 	b := gc.bufs[2]
 	bad := append(bytes.Clone(gc.data), gc.data[b.off:b.end]...)
 	le.PutUint64(bad[len(gc.data)+24:], 99)
+	bad[len(gc.data)+16] ^= 1
 	written := int(mustReader(t, gc.data).Header().BuffersWritten)
 	want := fmt.Sprintf("etl: buffer %d at offset %d: the file holds %d buffers, more than the %d the log header says were written", len(gc.bufs), len(gc.data), written+1, written)
 	for _, strict := range []bool{false, true} {

@@ -176,9 +176,14 @@
 // header.
 //
 // ETW numbers the buffers it writes (their headers' SequenceNumber, unique
-// in each of the repository's logs): a buffer whose number and header
-// repeat one read before is a copy of it, and a Damage naming that
-// buffer, its events not delivered again. A file whose buffers, repeats
+// in each of the repository's logs): a buffer whose number, header and
+// first 56 bytes after it repeat one read before is a copy of it, and a
+// Damage naming that buffer, its events not delivered again. So is one
+// with another number and the rest the same, when the header states a
+// timestamp: the time the buffer was flushed, with its sizes, processor
+// and first event's header (time and thread), tells one buffer, and the
+// number is what damage, or a writer that wrote the buffer twice,
+// changed. A file whose buffers, repeats
 // left out, are more than the log header's BuffersWritten, where the
 // header states the session's end, gets a record that skipped nothing
 // (Length and Events 0) at the first buffer beyond the count, whose events

@@ -339,10 +339,11 @@ type Reader struct {
 	scratch  []byte // TimeOrder: bytes peeked for resync
 	lz       []byte // resync: the start of a candidate's expansion
 
-	// seqs holds, by WMI_BUFFER_HEADER.SequenceNumber, the first buffer
-	// read with each (noteBuffer): a later one with the same number and
-	// the same header is a repeat. One entry per buffer header read.
-	seqs map[uint64]bufRef
+	// seqs holds, by its header but for the sequence number and its
+	// first bytes (headerSum), the first buffer read with each
+	// (noteBuffer): a later one with the same is a repeat. One entry per
+	// buffer header read.
+	seqs map[headerSum]bufRef
 	// headers counts the buffer headers read, repeats left out; over is
 	// the first of them beyond the log header's BuffersWritten, if any.
 	headers int
@@ -1132,58 +1133,74 @@ func pastEndErr(off, bs, left int64, at int) error {
 	return fmt.Errorf("buffer size %d runs past the end of the file (%d bytes from the buffer's start), but a buffer header follows at %d: the size is damaged, the file not cut", bs, left, off+int64(at))
 }
 
-// bufRef names a buffer read: its index and offset, and its header and
-// first bytes as noteBuffer compares them.
+// bufRef names a buffer read: its index, offset and sequence number.
 type bufRef struct {
 	index int
 	off   int64
-	sum   headerSum
+	seq   uint64
 }
 
 // headerSum is what of a buffer's first bytes noteBuffer compares to
 // tell a repeat (sumHeader, of the first bytes h of a buffer of stated
-// size bs): its header's sizes, timestamp, processor, state, flags and
-// type, and the first 8 bytes after the header, where the buffer holds
-// them. Loads alone, no hashing.
-type headerSum [5]uint64
+// size bs): its header but for its sequence number (its sizes,
+// timestamp, processor, state, flags and type) and the first 56 bytes
+// after the header (the first event's header, with its time and thread),
+// where the buffer holds them. Loads alone, no hashing.
+type headerSum [11]uint64
 
 func sumHeader(h []byte, bs int64) headerSum {
 	var s headerSum
 	s[0], s[1], s[2], s[3] = le.Uint64(h[0:]), le.Uint64(h[16:]), le.Uint64(h[40:]), le.Uint64(h[48:])
-	if len(h) >= bufferHeaderSize+8 && bs >= bufferHeaderSize+8 {
-		s[4] = le.Uint64(h[bufferHeaderSize:])
+	n := min(int64(len(h)), bs, resyncLookahead)
+	for i := 4; i < len(s) && int64(bufferHeaderSize+8*(i-3)) <= n; i++ {
+		s[i] = le.Uint64(h[bufferHeaderSize+8*(i-4):])
 	}
 	return s
 }
 
 // noteBuffer notes the buffer of index idx at off, whose stated size is
 // bs and whose first bytes (up to resyncLookahead, as stored) are h, and
-// returns why it is to be skipped: it repeats a buffer read before. ETW
-// numbers the buffers it writes (WMI_BUFFER_HEADER.SequenceNumber, unique
-// in each of the repository's logs); a buffer whose number was seen
-// before, with the same header and first bytes, is a copy of that buffer,
-// whose events were delivered already (the audit's F3: a buffer repeated
-// in the file delivered its events twice). A number seen before with
-// another header is not taken for a repeat: its events are not the
-// other's, and a writer not seen here might not number its buffers.
-// Each buffer costs a few words compared and a map entry: at most one
-// per buffer header the file holds (the map is first sized for the
-// buffers the log header counts, at most 1024).
+// returns why it is to be skipped: it repeats a buffer read before, whose
+// events were delivered already (the audit's F3: a buffer repeated in the
+// file delivered its events twice).
+//
+// A buffer repeats one read before when its header and first bytes are
+// that one's (headerSum), but for the sequence number: with the same
+// number (ETW numbers the buffers it writes, WMI_BUFFER_HEADER's
+// SequenceNumber, unique in each of the repository's logs), or with
+// another, which damage to the number, or a writer that wrote the buffer
+// again, gives it, when the header states a timestamp: a real buffer's
+// is the time it was flushed, and the first event's header after it has
+// its own time and thread, so two buffers that agree in all of it, their
+// sizes and processor too, are one. (Buffers flushed together share a
+// timestamp and processor: 8 such pairs in the contention-exception log,
+// 1 in the diaghub session's; none of the repository's logs, or of the
+// shared fixtures', has two buffers that agree in the rest.) A writer
+// that leaves the timestamps 0 (the tests') is not judged on them. A
+// number seen before with another header or first
+// bytes is not taken for a repeat: its events are not the other's, and
+// a writer not seen here might not number its buffers.
+// Each buffer costs a map entry, keyed by those 88 bytes: at most one per
+// buffer header the file holds (the map is first sized for the buffers
+// the log header counts, at most 1024).
 func (r *Reader) noteBuffer(idx int, off, bs int64, h []byte) error {
 	seq := le.Uint64(h[24:])
 	sum := sumHeader(h, bs)
-	p, seen := r.seqs[seq]
-	if seen && p.sum == sum {
+	p, seen := r.seqs[sum]
+	if seen && (p.seq == seq || sum[1] != 0) {
 		r.repeats++
-		return fmt.Errorf("a repeat of buffer %d at offset %d (sequence number %d, the same header): its events were read there", p.index, p.off, seq)
+		if p.seq == seq {
+			return fmt.Errorf("a repeat of buffer %d at offset %d (sequence number %d, the same header): its events were read there", p.index, p.off, seq)
+		}
+		return fmt.Errorf("a repeat of buffer %d at offset %d under another sequence number, %d (that one's %d): the same header, timestamp %d, and first %d bytes; its events were read there", p.index, p.off, seq, p.seq, sum[1], min(int64(len(h)), bs, resyncLookahead))
 	}
 	if !seen {
 		if r.seqs == nil {
 			// Sized for the buffers the log header counts, up to a
 			// bound: the map grows as buffers are read.
-			r.seqs = make(map[uint64]bufRef, min(max(int(r.hdr.BuffersWritten), 1), 1024))
+			r.seqs = make(map[headerSum]bufRef, min(max(int(r.hdr.BuffersWritten), 1), 1024))
 		}
-		r.seqs[seq] = bufRef{idx, off, sum}
+		r.seqs[sum] = bufRef{idx, off, seq}
 	}
 	r.headers++
 	if want := int(r.hdr.BuffersWritten); want > 0 && r.headers == want+1 {

@@ -181,6 +181,10 @@ func bigGC(t testing.TB, n int) []byte {
 			at := len(out)
 			out = append(out, b...)
 			binary.LittleEndian.PutUint64(out[at+24:], seq)
+			// Each copy flushed at its own time, as ETW's buffers are:
+			// a copy with the same header but for its number is a
+			// repeat (noteBuffer).
+			binary.LittleEndian.PutUint64(out[at+16:], binary.LittleEndian.Uint64(out[at+16:])+uint64(i))
 			seq++
 		}
 	}
