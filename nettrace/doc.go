@@ -239,7 +239,17 @@
 //     while that alignment is not the one the trace was written with, from
 //     each block's after it: an alignment found inside the damage (blocks
 //     moved whole, each padded for where it was) is not carried into the
-//     intact blocks after it. A block
+//     intact blocks after it. A block that damage moved whole (two
+//     blocks swapped) is padded for where it was: where a block read
+//     with its place's padding is not followed by its EndObject tag,
+//     and another padding fits it (its content's start, its EndObject
+//     tag and the next header where its size says, whole records of its
+//     kind), it is read with that one, the padding a Damage of its bytes
+//     that lost no event, and the blocks after it are checked until one
+//     is where it was written; until the next sequence point, a
+//     thread's numbers going back to 1 are then taken as its blocks out
+//     of order, not as a recycled thread ID, so that the events of the
+//     block moved ahead do not count as drops. A block
 //     that lost bytes runs its stated size into the next block, whose
 //     header then begins in its last bytes: where the block's end is not
 //     followed by what must follow it, the reader looks back into those

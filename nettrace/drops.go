@@ -57,6 +57,12 @@ type dropCounter struct {
 	holdBlk   uint32
 	pointGaps uint64
 
+	// moved: a block read since the last sequence point was moved
+	// (Reader.movedBlock), so a thread's numbers that go back, to 1
+	// too, are its blocks out of order, not a recycled thread ID: its
+	// next gap is the way back (settle).
+	moved bool
+
 	epoch uint32 // how many damages so far
 	// lost takes the events gaps show lost to damage; nil until the
 	// first damage.
@@ -100,9 +106,9 @@ func (d *dropCounter) event(th uint64, seq uint32) {
 	}
 	if d.curPend != 0 && d.curBlk != d.blk {
 		d.settle(seq - 1)
-	} else if b := int32(d.curSeq - (seq - 1)); b > 0 && int32(d.curSeq) > 0 && (d.v6 || seq != 1) {
+	} else if b := int32(d.curSeq - (seq - 1)); b > 0 && int32(d.curSeq) > 0 && (d.v6 || seq != 1 || d.moved) {
 		// The numbers went back (before V6, back to 1 is a recycled
-		// thread ID).
+		// thread ID, unless a block was moved).
 		d.pend(-b)
 	}
 	if n := d.gap(d.curSeq, seq-1); n > 0 {

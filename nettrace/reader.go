@@ -182,8 +182,9 @@ type Reader struct {
 	// into the intact blocks after it.
 	phase      int64
 	checkPhase bool
-	backBuf    []byte // findBack's bytes, kept for the next search
-	damages    int    // addDamage calls; mark: their number when the current block began
+	backBuf    []byte  // findBack's bytes, kept for the next search
+	padBuf     [3]byte // the current V3–V5 block's padding (movedBlock)
+	damages    int     // addDamage calls; mark: their number when the current block began
 	mark       int
 	stackMark  int // damages when the last StackBlock was read (nextStackID)
 	lostTo     int // the damage record the sequence numbers' next gaps count in
@@ -1013,13 +1014,15 @@ func (r *Reader) nextFSObject() error {
 		return as(classFraming, r.errf(ErrFormat, "block size", at, "block size %d out of range", size))
 	}
 	pad := int((4 - (r.s.off-r.phase)&3) & 3)
-	if r.checkPhase || r.phase != 0 {
+	padChecked := r.checkPhase || r.phase != 0
+	if padChecked {
 		r.checkPhase = false
 		pad = r.findPad(kind, pad, size)
 		r.phase = (r.s.off + int64(pad)) & 3
 	}
 	if pad > 0 {
-		if err := r.s.discard(pad); err != nil {
+		// (Kept: movedBlock may put them back.)
+		if err := r.s.readSmall(r.padBuf[:pad]); err != nil {
 			return r.ioErr(err, "block padding", r.s.off, int64(pad))
 		}
 	}
@@ -1039,9 +1042,16 @@ func (r *Reader) nextFSObject() error {
 			return r.cutBlock(kind, err, int64(size))
 		}
 	} else if !r.framed() {
-		ok, err := r.sizeOvershoot(at, size)
+		var ok bool
+		var err error
+		if !padChecked {
+			ok, err = r.movedBlock(kind, size, pad)
+		}
 		if err == nil && !ok {
-			err = r.sizeUndershoot(kind, at, size)
+			ok, err = r.sizeOvershoot(at, size)
+		}
+		if err == nil && !ok {
+			_, err = r.sizeUndershoot(kind, at, size)
 		}
 		if err != nil {
 			return err // strict
@@ -2036,6 +2046,7 @@ func (r *Reader) stackBlock() error {
 // the thread and metadata tables when its flags say so.
 func (r *Reader) sequencePoint() error {
 	r.spSeen = true
+	r.drops.moved = false
 	r.drops.hold(r.blkOff, r.drops.dropped)
 	clear(r.stacks)
 	r.stackRefs = r.stackRefs[:0]

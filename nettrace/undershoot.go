@@ -11,13 +11,14 @@ import "bytes"
 // searchWindow bytes; when the bytes up to it, taken with the block's,
 // read as whole records of the block's kind to the byte (blockTiles), the
 // size is what the damage changed: the block is read to there, and the
-// size field recorded as a Damage of its 4 bytes that lost no event (in
-// strict mode, that damage's error is returned). Otherwise it leaves the
+// size field recorded as a Damage of its 4 bytes that lost no event, and
+// it reports true (in strict mode, it returns that damage's error
+// instead). Otherwise it leaves the
 // block as it was: the damage is after the block, or in it, and the
 // older paths (findBack, the search for the next block) go on from there.
 //
 // It runs only after a block that its EndObject tag does not follow.
-func (r *Reader) sizeUndershoot(kind int, at int64, size uint32) error {
+func (r *Reader) sizeUndershoot(kind int, at int64, size uint32) (bool, error) {
 	ahead, err := r.s.peek(searchWindow)
 	end := -1
 	for i := 0; i < len(ahead); i++ {
@@ -32,15 +33,66 @@ func (r *Reader) sizeUndershoot(kind int, at int64, size uint32) error {
 		}
 	}
 	if end < 0 || !r.blockTiles(kind, r.blk, ahead[:end]) {
-		return nil
+		return false, nil
 	}
 	e := r.errf(ErrFormat, "block size", at, "block size %d ends %d bytes before the block's EndObject tag at %d: the size is damaged; the block ends there", size, end, r.s.off+int64(end)).(*Error)
 	if err := r.noteDamage(e, at, 4); err != nil {
-		return err
+		return false, err
 	}
 	r.blk = append(r.blk, ahead[:end]...)
 	r.s.discard(end)
-	return nil
+	return true, nil
+}
+
+// movedBlock runs when the V3–V5 block just read (into r.blk, after pad
+// bytes of padding, kept in r.padBuf) is not followed by its EndObject
+// tag, while the reader took its padding from the stream offset without
+// checking it (no damage before it asked for that). A block is padded
+// for the offset its writer wrote it at: one that damage moved (blocks
+// swapped, or copied elsewhere) has the padding of its old place, and
+// read with its new place's, its content is off by a byte or more, and
+// its end too. It puts the padding and the block back into the stream
+// and asks findPad, as after damage, for the padding that fits the block
+// (its content's start, and its EndObject tag and the next header where
+// its size says). When that is another, and the block read with it is
+// followed by its EndObject tag and the next header and reads as whole
+// records of its kind (blockTiles; a size that damage made 1 to 3 bytes
+// larger fits another padding's framing too, but not its records), the
+// block was moved: it is read so, the padding recorded as a Damage of
+// its bytes that lost no event, and the blocks after it are checked as
+// after damage (the phase), until one is where it was written; it
+// reports true. Otherwise the block is read again as it was, and it
+// reports false. In strict mode it returns that damage's error.
+func (r *Reader) movedBlock(kind int, size uint32, pad int) (bool, error) {
+	back := append(append(r.backBuf[:0], r.padBuf[:pad]...), r.blk...)
+	r.backBuf = back[:0]
+	r.s.unread(back)
+	at := r.s.off
+	if p := r.findPad(kind, pad, size); p != pad {
+		var err error
+		if err = r.s.readSmall(r.padBuf[:p]); err == nil {
+			r.blkOff = r.s.off
+			r.blk, err = r.s.readBlock(r.blk, int(size))
+		}
+		if err == nil && r.framed() && r.blockTiles(kind, r.blk, nil) {
+			e := r.errf(ErrFormat, "block padding", at, "%d bytes of padding, not the %d its stream offset gives: the block was written at another offset (blocks moved); read with them", p, pad).(*Error)
+			if err := r.noteDamage(e, at, int64(p)); err != nil {
+				return false, err
+			}
+			r.phase = r.blkOff & 3
+			r.drops.moved = true
+			return true, nil
+		}
+		// Not moved: back as it was.
+		back := append(append(r.backBuf[:0], r.padBuf[:p]...), r.blk...)
+		r.backBuf = back[:0]
+		r.s.unread(back)
+	}
+	// The bytes were read once already: they are there.
+	r.s.readSmall(r.padBuf[:pad])
+	r.blkOff = r.s.off
+	r.blk, _ = r.s.readBlock(r.blk, int(size))
+	return false, nil
 }
 
 // blockTiles reports whether a V3–V5 block of the given kind whose
