@@ -698,8 +698,16 @@ func (s *coverScan) visit(j int) {
 	me := s.p.sortedAt(j)
 	s.covered = true
 	s.from, s.to = narrow(s.from, s.to, s.ts, me.load, me.unload)
-	if me.load <= s.ts && s.ts < me.unload && (s.best < 0 || me.load > s.p.sortedAt(s.best).load) {
-		s.best = j
+	if me.load <= s.ts && s.ts < me.unload {
+		// The live method loaded last wins; of two loaded at the same
+		// time (both before the trace: one a rundown lists, one whose
+		// unload came in the trace), the one that ended first, since
+		// the other took its range after it.
+		if s.best < 0 {
+			s.best = j
+		} else if b := s.p.sortedAt(s.best); me.load > b.load || me.load == b.load && me.unload < b.unload {
+			s.best = j
+		}
 	}
 }
 

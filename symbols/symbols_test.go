@@ -374,3 +374,25 @@ func TestSmallMapMemory(t *testing.T) {
 		t.Errorf("a map of 10 methods allocated %d bytes, want at most %d", got, most)
 	}
 }
+
+// TestReuseBeforeLostLoad: a method that ran from before the trace and was
+// unloaded in it, whose range a method the end's rundown lists took later
+// (its load lost: the runtime dropped it, or the session did not ask for
+// it), is the one an address of the range resolves to before the unload;
+// both entries start at the trace's start.
+func TestReuseBeforeLostLoad(t *testing.T) {
+	m := NewMap()
+	const pid = 4
+	m.Observe(pid, 20, &clrevents.MethodUnloadVerboseV1{MethodID: 1, ModuleID: 9, MethodStartAddress: 0x1000, MethodSize: 0x100,
+		MethodNamespace: clrevents.UTF16Of("N"), MethodName: clrevents.UTF16Of("Old"), MethodSignature: clrevents.UTF16Of("void  ()")})
+	m.Observe(pid, 90, dcEnd(3, 9, 0x1000, 0x100, "New"))
+	for _, c := range []struct {
+		ts   int64
+		want string
+	}{{15, "?!N.Old()"}, {35, "?!N.New()"}} {
+		f, r := m.Resolve(pid, 0x1050, c.ts)
+		if got := m.Frame(f).String(); got != c.want || r != Resolved {
+			t.Errorf("Resolve(%#x, %d) = %q, %v; want %q", 0x1050, c.ts, got, r, c.want)
+		}
+	}
+}
