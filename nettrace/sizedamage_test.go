@@ -163,14 +163,7 @@ func TestBlockSizeDamage(t *testing.T) {
 					t.Errorf("%v: %d damage records, want 1", order, len(damage))
 				}
 			}
-			r, err := NewReader(bytes.NewReader(bad))
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.SetStrict(true)
-			for err == nil {
-				_, err = r.Next()
-			}
+			err := strictEnd(t, bad)
 			var e *Error
 			if !errors.As(err, &e) || errors.Is(err, ErrDamaged) || e.BlockOffset != int64(blk.hdr) {
 				t.Errorf("strict: %v, want the *Error of the block at %d", err, blk.hdr)
@@ -602,18 +595,25 @@ func TestBlockSizeShrunk(t *testing.T) {
 					t.Errorf("%v: %d of %d events out, %d lost or changed; %v, damage %v", order, n, len(want), changed, err, damage)
 				}
 			}
-			r, err := NewReader(bytes.NewReader(bad))
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.SetStrict(true)
-			for err == nil {
-				_, err = r.Next()
-			}
+			err := strictEnd(t, bad)
 			var e *Error
 			if !errors.As(err, &e) || errors.Is(err, ErrDamaged) || e.BlockOffset != int64(c.blk.hdr) || e.Offset != int64(c.blk.sizeAt) {
 				t.Errorf("strict: %v, want the *Error of the size field at %d", err, c.blk.sizeAt)
 			}
 		})
 	}
+}
+
+// strictEnd reads data with SetStrict to the error that ends it.
+func strictEnd(t *testing.T, data []byte) error {
+	t.Helper()
+	r, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetStrict(true)
+	for err == nil {
+		_, err = r.Next()
+	}
+	return err
 }
