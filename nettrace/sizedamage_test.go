@@ -141,16 +141,7 @@ func TestBlockSizeDamage(t *testing.T) {
 				if !errors.Is(err, ErrDamaged) {
 					t.Errorf("%v: ended with %v, want a *DamageError", order, err)
 				}
-				lost, changed := 0, 0
-				for k, w := range want {
-					g, ok := got[k]
-					switch {
-					case !ok:
-						lost++
-					case g != w:
-						changed++
-					}
-				}
+				lost, changed := diffEvents(want, got)
 				if lost > 0 || changed > 0 || n != len(want) {
 					t.Errorf("%v: %d of %d events out, %d lost, %d changed", order, n, len(want), lost, changed)
 				}
@@ -262,14 +253,7 @@ func TestLostStackBlock(t *testing.T) {
 		if !errors.Is(err, ErrDamaged) {
 			t.Errorf("%v: ended with %v, want a *DamageError", order, err)
 		}
-		lost, changed := 0, 0
-		for k, w := range want {
-			if g, ok := got[k]; !ok {
-				lost++
-			} else if g != w {
-				changed++
-			}
-		}
+		lost, changed := diffEvents(want, got)
 		var counted int64
 		stackRecords := 0
 		for _, d := range damage {
@@ -398,12 +382,7 @@ func TestStackBlockFirstID(t *testing.T) {
 		for _, order := range []Order{FileOrder, TimeOrder} {
 			want, _, _, _ := readFull(t, data, order)
 			got, n, damage, err := readFull(t, bad, order)
-			changed := 0
-			for k, w := range want {
-				if got[k] != w {
-					changed++
-				}
-			}
+			changed := changedEvents(want, got)
 			if changed > 0 || n != len(want) || !errors.Is(err, ErrDamaged) || len(damage) != 1 || damage[0].Offset != int64(at) || damage[0].Length != 4 || damage[0].Events != 0 {
 				t.Errorf("StackBlock %d, byte %d ^%#x, %v: %d of %d events out, %d lost or changed; %v, damage %v", c.block, c.byte, c.mask, order, n, len(want), changed, err, damage)
 			}
@@ -487,12 +466,7 @@ func TestFirstObjectFields(t *testing.T) {
 					t.Errorf("version %d, object version %d; want %d, %d", r.Info().Version, r.Info().ObjectVersion, ri.Info().Version, ri.Info().ObjectVersion)
 				}
 				got, n, damage, err := readFull(t, bad, order)
-				changed := 0
-				for k, w := range want {
-					if got[k] != w {
-						changed++
-					}
-				}
+				changed := changedEvents(want, got)
 				if n != len(want) || changed > 0 || !errors.Is(err, ErrDamaged) || len(damage) != 1 ||
 					damage[0].Offset != int64(hdr+c.field) || damage[0].Length != int64(c.n) || damage[0].Events != 0 {
 					t.Errorf("%v: %d of %d events, %d lost or changed; %v, damage %v", order, n, len(want), changed, err, damage)
@@ -584,12 +558,7 @@ func TestBlockSizeShrunk(t *testing.T) {
 			for _, order := range []Order{FileOrder, TimeOrder} {
 				want, _, _, _ := readFull(t, c.data, order)
 				got, n, damage, err := readFull(t, bad, order)
-				changed := 0
-				for k, w := range want {
-					if got[k] != w {
-						changed++
-					}
-				}
+				changed := changedEvents(want, got)
 				if n != len(want) || changed > 0 || !errors.Is(err, ErrDamaged) || len(damage) != 1 ||
 					damage[0].Offset != int64(c.blk.sizeAt) || damage[0].Length != 4 || damage[0].Events != 0 {
 					t.Errorf("%v: %d of %d events out, %d lost or changed; %v, damage %v", order, n, len(want), changed, err, damage)
@@ -616,4 +585,24 @@ func strictEnd(t *testing.T, data []byte) error {
 		_, err = r.Next()
 	}
 	return err
+}
+
+// diffEvents counts the events of want that got lacks (lost) and those it
+// holds otherwise (changed).
+func diffEvents(want, got map[eventKey]fullEvent) (lost, changed int) {
+	for k, w := range want {
+		if g, ok := got[k]; !ok {
+			lost++
+		} else if g != w {
+			changed++
+		}
+	}
+	return lost, changed
+}
+
+// changedEvents counts the events of want that got lacks or holds
+// otherwise.
+func changedEvents(want, got map[eventKey]fullEvent) int {
+	lost, changed := diffEvents(want, got)
+	return lost + changed
 }
