@@ -339,11 +339,11 @@ type Reader struct {
 	scratch  []byte // TimeOrder: bytes peeked for resync
 	lz       []byte // resync: the start of a candidate's expansion
 
-	// seqs holds, by its header but for the sequence number and its
+	// readBufs holds, by its header but for the sequence number and its
 	// first bytes (headerSum), the first buffer read with each
 	// (noteBuffer): a later one with the same is a repeat. One entry per
 	// buffer header read.
-	seqs map[headerSum]bufRef
+	readBufs map[headerSum]bufRef
 	// headers counts the buffer headers read, repeats left out; over is
 	// the first of them beyond the log header's BuffersWritten, if any.
 	headers int
@@ -1151,11 +1151,18 @@ type headerSum [11]uint64
 func sumHeader(h []byte, bs int64) headerSum {
 	var s headerSum
 	s[0], s[1], s[2], s[3] = le.Uint64(h[0:]), le.Uint64(h[16:]), le.Uint64(h[40:]), le.Uint64(h[48:])
-	n := min(int64(len(h)), bs, resyncLookahead)
-	for i := 4; i < len(s) && int64(bufferHeaderSize+8*(i-3)) <= n; i++ {
-		s[i] = le.Uint64(h[bufferHeaderSize+8*(i-4):])
+	for i := range sumWords(h, bs) {
+		s[4+i] = le.Uint64(h[bufferHeaderSize+8*i:])
 	}
 	return s
+}
+
+// sumWords is how many 8-byte words after the header sumHeader takes of
+// the first bytes h of a buffer of stated size bs: up to 7, as many as
+// both hold.
+func sumWords(h []byte, bs int64) int {
+	n := min(int64(len(h)), bs, resyncLookahead) - bufferHeaderSize
+	return int(max(0, min(n/8, int64(len(headerSum{})-4))))
 }
 
 // noteBuffer notes the buffer of index idx at off, whose stated size is
@@ -1186,21 +1193,21 @@ func sumHeader(h []byte, bs int64) headerSum {
 func (r *Reader) noteBuffer(idx int, off, bs int64, h []byte) error {
 	seq := le.Uint64(h[24:])
 	sum := sumHeader(h, bs)
-	p, seen := r.seqs[sum]
+	p, seen := r.readBufs[sum]
 	if seen && (p.seq == seq || sum[1] != 0) {
 		r.repeats++
 		if p.seq == seq {
 			return fmt.Errorf("a repeat of buffer %d at offset %d (sequence number %d, the same header): its events were read there", p.index, p.off, seq)
 		}
-		return fmt.Errorf("a repeat of buffer %d at offset %d under another sequence number, %d (that one's %d): the same header, timestamp %d, and first %d bytes; its events were read there", p.index, p.off, seq, p.seq, sum[1], min(int64(len(h)), bs, resyncLookahead))
+		return fmt.Errorf("a repeat of buffer %d at offset %d under another sequence number, %d (that one's %d): the same header, timestamp %d, and first %d bytes after the header; its events were read there", p.index, p.off, seq, p.seq, sum[1], 8*sumWords(h, bs))
 	}
 	if !seen {
-		if r.seqs == nil {
+		if r.readBufs == nil {
 			// Sized for the buffers the log header counts, up to a
 			// bound: the map grows as buffers are read.
-			r.seqs = make(map[headerSum]bufRef, min(max(int(r.hdr.BuffersWritten), 1), 1024))
+			r.readBufs = make(map[headerSum]bufRef, min(max(int(r.hdr.BuffersWritten), 1), 1024))
 		}
-		r.seqs[sum] = bufRef{idx, off, seq}
+		r.readBufs[sum] = bufRef{idx, off, seq}
 	}
 	r.headers++
 	if want := int(r.hdr.BuffersWritten); want > 0 && r.headers == want+1 {
