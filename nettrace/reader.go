@@ -1469,6 +1469,23 @@ func (r *Reader) compressedHeader(start int) (payload, end int, err error) {
 	b := r.blk
 	h := &r.hdr
 	c := cursor{b: b, i: start}
+	h.readCompressed(&c, r.ver == 6)
+	if c.bad {
+		if c.why != "" {
+			return 0, 0, r.hdrErr(start, "%s", c.why)
+		}
+		return 0, 0, r.hdrErr(start, "compressed header runs past the end of the block")
+	}
+	if int64(h.payloadSize) > int64(len(b)-c.i) {
+		return 0, 0, r.hdrErr(start, "payload size %d exceeds the block (%d bytes left)", h.payloadSize, len(b)-c.i)
+	}
+	return c.i, c.i + int(h.payloadSize), nil
+}
+
+// readCompressed reads the compressed event header at c into h, whose
+// fields the header leaves out keep the previous header's values; c.bad
+// says it ran past the end (or a varint was too long).
+func (h *evHeader) readCompressed(c *cursor, v6 bool) {
 	flags := c.u8()
 	if flags&1 != 0 {
 		h.metaID = c.varu32()
@@ -1487,7 +1504,7 @@ func (r *Reader) compressedHeader(start int) (payload, end int, err error) {
 		h.stackID = c.varu32()
 	}
 	h.ts += int64(c.varu64())
-	if r.ver == 6 {
+	if v6 {
 		if flags&16 != 0 {
 			h.labelID = c.varu32()
 		}
@@ -1506,16 +1523,6 @@ func (r *Reader) compressedHeader(start int) (payload, end int, err error) {
 	if flags&128 != 0 {
 		h.payloadSize = c.varu32()
 	}
-	if c.bad {
-		if c.why != "" {
-			return 0, 0, r.hdrErr(start, "%s", c.why)
-		}
-		return 0, 0, r.hdrErr(start, "compressed header runs past the end of the block")
-	}
-	if int64(h.payloadSize) > int64(len(b)-c.i) {
-		return 0, 0, r.hdrErr(start, "payload size %d exceeds the block (%d bytes left)", h.payloadSize, len(b)-c.i)
-	}
-	return c.i, c.i + int(h.payloadSize), nil
 }
 
 // maxCompressedHeader bounds a compressed event header: the flags byte,

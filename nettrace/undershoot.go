@@ -100,9 +100,9 @@ func (r *Reader) movedBlock(kind int, size uint32, pad int) (bool, error) {
 // at its end: stacks (first ID, count, then each stack's size and
 // bytes), a sequence point's threads (timestamp, count, 12 bytes a
 // thread), or event records (V4+: after the block's header; in
-// compressed headers, the fields each header's flags say it has, and its
-// payload size or the one before it). It checks the sizes and the
-// structure, not the values.
+// compressed headers, read as compressedHeader reads them
+// (readCompressed), each followed by its payload). It checks the sizes
+// and the structure, not the values.
 func (r *Reader) blockTiles(kind int, a, b []byte) bool {
 	c := make([]byte, 0, len(a)+len(b))
 	c = append(append(c, a...), b...)
@@ -151,7 +151,7 @@ func (r *Reader) blockTiles(kind int, a, b []byte) bool {
 	}
 	compressed := le16(c[2:])&1 != 0
 	cur := cursor{b: c, i: hs}
-	var payload uint32
+	var h evHeader // the fields a compressed header leaves out are the one before's
 	for cur.left() > 0 && !cur.bad {
 		if !compressed {
 			// EventSize, counting the header's 80 bytes and the payload
@@ -167,32 +167,8 @@ func (r *Reader) blockTiles(kind int, a, b []byte) bool {
 			cur.i += int(total)
 			continue
 		}
-		flags := cur.u8()
-		if flags&1 != 0 {
-			cur.varu32()
-		}
-		if flags&2 != 0 {
-			cur.varu32()
-			cur.varu64()
-			cur.varu32()
-		}
-		if flags&4 != 0 {
-			cur.varu64()
-		}
-		if flags&8 != 0 {
-			cur.varu32()
-		}
-		cur.varu64()
-		if flags&16 != 0 {
-			cur.bytes(16)
-		}
-		if flags&32 != 0 {
-			cur.bytes(16)
-		}
-		if flags&128 != 0 {
-			payload = cur.varu32()
-		}
-		cur.bytes(int(payload))
+		h.readCompressed(&cur, false) // V4 and V5
+		cur.bytes(int(h.payloadSize))
 	}
 	return !cur.bad
 }
