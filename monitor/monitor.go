@@ -49,7 +49,12 @@
 // the JIT and loader keywords alone at Verbose, names them (at Verbose the
 // monitoring session's method loads do). Together they keep the process's
 // code map current, so a profile window needs no rundown of its own and
-// names the methods its stacks run through. A session that names methods
+// names the methods its stacks run through. A profile window's session
+// also enables the JIT and loader keywords at Verbose: the runtime writes
+// each session's events on its own schedule, so the other sessions may
+// deliver the loads of the methods compiled near the window's end only
+// after the window ends, and the window's own stream, written whole at
+// its stop, names them. A session that names methods
 // whose stream ends while the process still answers (a cut, not the
 // process's exit) is a failure, counted under stage prime and logged; it
 // is started again, with a rundown of the methods compiled in between.

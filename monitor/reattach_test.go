@@ -32,6 +32,11 @@ func sessionKind(req *simruntime.Collect) string {
 		}
 	}
 	for _, p := range req.Providers {
+		if p.Name == "Microsoft-DotNETCore-SampleProfiler" {
+			return "other" // a CPU window, which names its compiles too
+		}
+	}
+	for _, p := range req.Providers {
 		// namesConfig: the runtime provider's JIT and loader keywords
 		// alone, at Verbose.
 		if p.Name == "Microsoft-Windows-DotNETRuntime" && p.Keywords == 0x18 && p.Level == 5 {

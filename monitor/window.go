@@ -28,16 +28,29 @@ var ErrNotMonitored = errors.New("no such process monitored")
 var ErrNotAttached = errors.New("a window needs the process attached")
 
 // windowConfig is the session of a profile window of kind k: its stacks,
-// without a rundown (the process's code map names the frames).
+// without a rundown (the process's code map names the frames), and the
+// runtime's JIT and loader events at Verbose, which name the methods
+// compiled during the window. Those reach the code map through the
+// monitoring session or the session that names compiled methods too, but
+// the runtime writes each session's events on its own schedule (about
+// every 100 ms, and a session's all at its stop): a method compiled near
+// the window's end would be ?!? if the window waited for another
+// session's events.
 func windowConfig(k profile.Kind) diagnostics.SessionConfig {
 	c := diagnostics.SessionConfig{NoRundown: true, BufferMB: 64}
+	const code = diagnostics.KeywordJit | diagnostics.KeywordLoader
 	switch k {
 	case profile.CPU:
-		c.Providers = []diagnostics.Provider{{Name: diagnostics.SampleProfilerName, Level: diagnostics.LevelVerbose}}
+		c.Providers = []diagnostics.Provider{
+			{Name: diagnostics.SampleProfilerName, Level: diagnostics.LevelVerbose},
+			{Name: diagnostics.RuntimeProvider, Keywords: code, Level: diagnostics.LevelVerbose},
+		}
 	case profile.Alloc:
-		c.Providers = []diagnostics.Provider{{Name: diagnostics.RuntimeProvider, Keywords: diagnostics.KeywordGC, Level: diagnostics.LevelVerbose}}
+		c.Providers = []diagnostics.Provider{{Name: diagnostics.RuntimeProvider, Keywords: diagnostics.KeywordGC | code, Level: diagnostics.LevelVerbose}}
 	case profile.Contention:
-		c.Providers = []diagnostics.Provider{{Name: diagnostics.RuntimeProvider, Keywords: diagnostics.KeywordContention, Level: diagnostics.LevelInformational}}
+		// At Verbose for the names: the contention keyword adds nothing
+		// there that a contention profile reads.
+		c.Providers = []diagnostics.Provider{{Name: diagnostics.RuntimeProvider, Keywords: diagnostics.KeywordContention | code, Level: diagnostics.LevelVerbose}}
 	}
 	return c
 }
@@ -57,8 +70,8 @@ func (m *Monitor) acquire(pid int) (*proc, error) {
 // Profile records process pid for d and writes the profile of kind k
 // (CPU, Alloc or Contention) to w as gzipped pprof. The window is a
 // session of its own, without a rundown: its stacks resolve through the
-// process's code map, primed at attach and kept current by the monitoring
-// session. It returns ErrNotMonitored, ErrNotAttached (the process is
+// process's code map, primed at attach, kept current by the monitoring
+// session and fed the window's own method loads. It returns ErrNotMonitored, ErrNotAttached (the process is
 // listed in another state than attached), ErrBusy (a window is running),
 // or the session's error; ctx ends the window early. A window whose stream
 // is cut short by the process's exit is the profile of what was recorded,
@@ -84,6 +97,10 @@ func (m *Monitor) Profile(ctx context.Context, pid int, k profile.Kind, d time.D
 		if b == nil {
 			info := r.Info()
 			b = profile.NewBuilder(o, info.SyncTimestamp, info.ClockFrequency)
+		}
+		if symbols.IsCodeEvent(e.Name()) {
+			p.addCode(r, e)
+			return
 		}
 		b.Add(e) // an event that does not decode is left out
 	})

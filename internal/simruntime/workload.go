@@ -1,6 +1,7 @@
 package simruntime
 
 import (
+	"cmp"
 	"encoding/binary"
 	"io"
 	"math"
@@ -29,8 +30,8 @@ import (
 //     methods when the simulated JIT compiles it, or below Verbose a
 //     MethodLoad without its names, as the runtime sends them (its
 //     ETW::MethodLog::SendMethodEvent names a method only when the
-//     runtime provider is at Verbose) (one every 20 ms from the
-//     Workload's first session on, each at tier 0, then 200 ms later at
+//     runtime provider is at Verbose) (one every 20 ms from JitAfter
+//     after the Workload's first session on, each at tier 0, then 200 ms later at
 //     tier 1 at another address), after which the JIT is quiet, as an
 //     application that has warmed up;
 //   - the SampleProfiler: a ThreadSample of each of 4 threads every
@@ -58,6 +59,9 @@ type Workload struct {
 	ExceptionTypes int
 	// JitMethods is how many methods the simulated JIT compiles (0: 16).
 	JitMethods int
+	// JitAfter is when the simulated JIT compiles its first method, after
+	// the Workload's first session (0: jitEvery, 20 ms).
+	JitAfter time.Duration
 
 	once  sync.Once
 	start time.Time
@@ -480,7 +484,7 @@ func (w *Workload) block(b *v6w, s *session, perTick int) {
 // compiledAt is when the simulated JIT compiles method i (at tier 1 if
 // tier1), on the shared clock.
 func (w *Workload) compiledAt(i int, tier1 bool) int64 {
-	t := time.Duration(i+1) * jitEvery
+	t := time.Duration(i)*jitEvery + cmp.Or(w.JitAfter, jitEvery)
 	if tier1 {
 		t += tierUp
 	}
