@@ -152,11 +152,22 @@ func (r *Reader) fileName(key, object uint64) string {
 // FileObject (TraceEvent's FileKey). The map of names is described in
 // names.go: a name holds from the event that gives it on; an address
 // that only a rundown names (FileIO/FileRundown, as at a log's end)
-// has that name from the log's start. The name is the kernel's path
-// (\Device\HarddiskVolume3\…), not turned into a drive letter as
-// TraceEvent turns it. It is "" when no event names the file; ok is false
-// for events of other kinds (FileIO/OperationEnd among them).
+// has that name from the log's start. The kernel's path
+// (\Device\HarddiskVolume3\…) is turned into a drive letter (C:\…) as
+// TraceEvent turns it, by the log's VolumeMapping events (Reader.UserPath;
+// a log without them keeps the kernel's paths). It is "" when no event
+// names the file; ok is false for events of other kinds
+// (FileIO/OperationEnd among them).
 func (e *Event) FileName() (name string, ok bool) {
+	name, ok = e.kernelFileName()
+	if name != "" {
+		name = e.r.UserPath(name)
+	}
+	return name, ok
+}
+
+// kernelFileName is FileName's name as the kernel gives it.
+func (e *Event) kernelFileName() (name string, ok bool) {
 	if e.et == nil || e.r == nil {
 		return "", false
 	}

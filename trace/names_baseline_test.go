@@ -2,6 +2,7 @@ package trace
 
 import (
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,13 +14,11 @@ import (
 // faults have the FileName TraceEvent's baseline prints, from the names
 // its FileIO events (FileCreate, FileDelete, FileRundown) give their
 // FileObjects, most of them in the rundown at the log's end (which
-// holds from its start). TraceEvent turns the kernel's device paths into
-// drive letters with the log's SysConfig/VolumeMapping events; the test
-// does the same to ours, which FileName leaves as the kernel's.
+// holds from its start), with the kernel's device paths turned into
+// drive letters by the log's SysConfig/VolumeMapping events, as
+// TraceEvent turns them.
 func TestKernelFileNamesBaseline(t *testing.T) {
 	r, bl := openNet452(t)
-	type mapping struct{ nt, dos string }
-	var volumes []mapping
 	got := map[lineKey][]string{}
 	for {
 		e, err := r.Next()
@@ -29,24 +28,12 @@ func TestKernelFileNamesBaseline(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v, ok := e.kernelValue().(*kernelevents.VolumeMappingV0); ok && e.et.ProviderGUID == sysConfigGUID {
-			volumes = append(volumes, mapping{v.NtPath.String(), v.DosPath.String()})
-			continue
-		}
 		name, ok := e.FileName()
 		if !ok {
 			continue
 		}
 		k := lineKey{baseline.FormatMSec(r.et.RelativeMSec(e.Timestamp())), e.Provider() + "/" + e.DisplayName(), len(e.Payload())}
 		got[k] = append(got[k], name)
-	}
-	user := func(p string) string {
-		for _, m := range volumes {
-			if m.nt != "" && strings.HasPrefix(p, m.nt) {
-				return m.dos + p[len(m.nt):]
-			}
-		}
-		return p
 	}
 	lines := 0
 	for i := range bl.Events {
@@ -59,14 +46,90 @@ func TestKernelFileNamesBaseline(t *testing.T) {
 		lines++
 		match := false
 		for _, c := range cands {
-			match = match || baseline.SameValue(user(c), want)
+			match = match || baseline.SameValue(c, want)
 		}
 		if !match {
-			t.Errorf("line %d: %s FileName %q (%q), baseline %s", b.Line, b.FullName(), cands[0], user(cands[0]), want)
+			t.Errorf("line %d: %s FileName %q, baseline %s", b.Line, b.FullName(), cands[0], want)
 		}
 	}
 	if lines < 15 {
 		t.Fatalf("only %d baseline lines compared", lines)
 	}
 	t.Logf("%d baseline lines compared", lines)
+}
+
+// TestUserPathBaseline: Reader.UserPath turns the kernel's paths of the
+// 4.5.2 trace's Image events (\Device\HarddiskVolume2\…, \SystemRoot\…)
+// into the FileName TraceEvent's baseline prints, by the log's
+// SysConfig/VolumeMapping and SystemPaths events.
+func TestUserPathBaseline(t *testing.T) {
+	r, bl := openNet452(t)
+	got := map[lineKey][]string{}
+	kernel := 0
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, ok := e.kernelValue().(kernelevents.ImageEvent)
+		if !ok {
+			continue
+		}
+		p := v.ImageFields().FileName.String()
+		if strings.HasPrefix(p, `\Device\`) || strings.HasPrefix(p, `\SystemRoot\`) {
+			kernel++
+		}
+		k := lineKey{baseline.FormatMSec(r.et.RelativeMSec(e.Timestamp())), e.Provider() + "/" + e.DisplayName(), len(e.Payload())}
+		got[k] = append(got[k], r.UserPath(p))
+	}
+	lines := 0
+	for i := range bl.Events {
+		b := &bl.Events[i]
+		want, ok := b.Field("FileName")
+		cands, ours := got[lineKey{b.MSecText, b.FullName(), b.DataLen}]
+		if !ok || !ours {
+			continue
+		}
+		lines++
+		if !slices.ContainsFunc(cands, func(c string) bool { return baseline.SameValue(c, want) }) {
+			t.Errorf("line %d: %s FileName %q, baseline %s", b.Line, b.FullName(), cands[0], want)
+		}
+	}
+	if lines < 20 || kernel == 0 {
+		t.Fatalf("only %d baseline lines compared (%d kernel paths read)", lines, kernel)
+	}
+	t.Logf("%d baseline lines compared", lines)
+}
+
+// TestUserPath: the rules of TraceEvent's KernelToUserDriveMapping, on
+// mappings a test gives.
+func TestUserPath(t *testing.T) {
+	r := &Reader{}
+	if got := r.UserPath(`\Device\HarddiskVolume2\x`); got != `\Device\HarddiskVolume2\x` {
+		t.Errorf("no mappings: %q", got)
+	}
+	r.drives = &drives{system: "C:", prefixes: []drivePrefix{
+		{`\Windows\`, `C:\Windows\`}, {`\??\`, ""}, {`\Device\HarddiskVolume2\`, `C:\`},
+		{`\Device\HarddiskVolume20\`, `E:\`}, {`\Device\Mup\`, `\\`},
+	}}
+	for _, c := range []struct{ in, want string }{
+		{`\Device\HarddiskVolume2\Users\a.txt`, `C:\Users\a.txt`},
+		{`\device\harddiskvolume2\Users\a.txt`, `C:\Users\a.txt`}, // any case
+		{`\Device\HarddiskVolume20\b`, `E:\b`},                    // the whole prefix, to its backslash
+		{`\??\D:\c`, `D:\c`},
+		{`\Device\Mup\server\share\f`, `\\server\share\f`},
+		{`\Windows\System32\x.dll`, `C:\Windows\System32\x.dll`},
+		{`\Device\HarddiskVolume3\d`, `\Device\HarddiskVolume3\d`}, // unmapped
+		{`\Device\HarddiskVolume2`, `\Device\HarddiskVolume2`},     // shorter than a prefix
+		{`\Device\VhdHardDisk{1}\OS\Windows\System32\y.dll`, `C:\Windows\System32\y.dll`},
+		{`\Device\X\Files\windows\z`, `C:\windows\z`},
+		{"", ""},
+	} {
+		if got := r.UserPath(c.in); got != c.want {
+			t.Errorf("UserPath(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
 }

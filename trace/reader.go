@@ -132,6 +132,9 @@ type Reader struct {
 	// and registry keys so far, by address (names.go); nil until one
 	// does.
 	objNames map[uint64]string
+	// drives turns kernel paths into drive letters, from its SysConfig
+	// events so far (drives.go); nil until one.
+	drives *drives
 	// kernelSeen: an ETW trace has had kernel events (a kernel log's
 	// processes can be named at its end: endNames).
 	kernelSeen bool
@@ -691,6 +694,8 @@ func (r *Reader) fromETL(e *etl.Event) {
 		r.kernelSeen = true
 		r.noteKernel(&r.ev)
 		r.ev.ids = idsUnknown // found on the first ProcessID or ThreadID
+	} else if e.ProviderGUID == sysConfigGUID && (e.Opcode == 33 || e.Opcode == 35) {
+		r.noteDrive(&r.ev) // SystemPaths, VolumeMapping
 	}
 }
 

@@ -195,8 +195,9 @@ func TestKernelSchemasBaseline(t *testing.T) {
 	}
 	for _, op := range []string{"Load", "Unload", "DCStart", "DCStop"} {
 		// TraceEvent turns the kernel's device paths into drive letters
-		// (\Device\HarddiskVolume2\ and \SystemRoot\ to C:\Windows\)
-		// with the machine's volume table; the payload holds the kernel's.
+		// (\Device\HarddiskVolume2\ and \SystemRoot\ to C:\Windows\);
+		// the payload holds the kernel's (Reader.UserPath turns them:
+		// TestUserPathBaseline).
 		differ["Windows Kernel/Image/"+op+" FileName"] = true
 		// TraceEvent declares it an int32; the class, a uint32.
 		differ["Windows Kernel/Image/"+op+" TimeDateStamp"] = true
