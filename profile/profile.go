@@ -437,7 +437,8 @@ type threadSlot struct {
 }
 
 // cpuThread is the attribution state of one thread, dotnetdiag's: the
-// relative times of the last external and managed samples; the sign of
+// relative times (+1 ns, so that 0 is none) of the last external and
+// managed samples; the sign of
 // lastExternal tells the thread's state (0 none yet, < 0 managed, > 0
 // external).
 type cpuThread struct {
@@ -1045,7 +1046,9 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 	if ts < b.origin {
 		return nil
 	}
-	rel := b.nanos(ts - b.origin)
+	// +1: a sample at the sync time itself is one, and cpuThread's 0
+	// means none yet.
+	rel := b.nanos(ts-b.origin) + 1
 	ti := b.thread(threadKey{pid, tid})
 	for int(ti) >= len(b.cpuThreads) {
 		b.cpuThreads = append(b.cpuThreads, cpuThread{})

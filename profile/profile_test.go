@@ -1130,3 +1130,31 @@ func TestManagedOnlyExternalGap(t *testing.T) {
 		t.Errorf("%d ns in %d samples on managed stacks, want 4,500 ns (1,000 and 3,000 on the first, 500 on the last) in 3", managed, samples)
 	}
 }
+
+// TestSampleAtOrigin: a thread's sample at the sync time itself (relative
+// time 0) is its first, and the next one has the time since it. (Its
+// time was taken for "no sample yet": the thread lost an interval.)
+func TestSampleAtOrigin(t *testing.T) {
+	for _, typ := range []clrevents.SampleProfilerSampleType{clrevents.SampleProfilerSampleTypeManaged, clrevents.SampleProfilerSampleTypeExternal} {
+		for _, first := range []int64{1000, 1001} {
+			b := NewBuilder(Options{Kind: CPU}, 1000, 1e9)
+			for _, ts := range []int64{first, 2000, 3000, 4000} {
+				if err := b.cpu(1, 2, ts, typ, []uint64{0x1234}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, err := b.Finish()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var samples, wall int64
+			for _, s := range p.Samples {
+				samples += s.Values[0]
+				wall += s.Values[1]
+			}
+			if want := 4000 - first; samples != 3 || wall != want {
+				t.Errorf("%v, first sample at %d (sync time 1000): %d samples, %d ns; want 3 samples, %d ns", typ, first, samples, wall, want)
+			}
+		}
+	}
+}
