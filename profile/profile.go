@@ -438,9 +438,8 @@ type threadSlot struct {
 
 // cpuThread is the attribution state of one thread, dotnetdiag's: the
 // relative times (+1 ns, so that 0 is none) of the last external and
-// managed samples; the sign of
-// lastExternal tells the thread's state (0 none yet, < 0 managed, > 0
-// external).
+// managed samples; the sign of lastExternal tells the thread's state (0
+// none yet, < 0 managed, > 0 external).
 type cpuThread struct {
 	lastExternal, lastManaged int64
 	// before is lastExternal and lastManaged before the latest sample,
