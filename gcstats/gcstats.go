@@ -271,6 +271,10 @@ type state struct {
 	lastRestart time.Time    // the end of the last GC suspension's restart
 	bgc         *GC          // the background GC in progress
 	lastEnd     time.Time
+	// orphanEnd: the last GCEnd ended a GC whose start the trace does
+	// not hold (lost, or before the trace began): the heap statistics
+	// that follow are that GC's, no GC's in the model.
+	orphanEnd bool
 	// allocAtLastGC is Allocated at the last GC's heap statistics.
 	allocAtLastGC [3]uint64
 	prevStats     *GC // the last GC with heap statistics
@@ -590,7 +594,9 @@ func (a *Analyzer) observe(t time.Time, pid, tid int64, ev clrimpl.Event) error 
 		}
 	case kEnd:
 		if f, ok := ev.(clrevents.GCEndEvent); ok {
-			if gc := p.ending(int64(f.GCEndFields().Count)); gc != nil {
+			gc := p.ending(int64(f.GCEndFields().Count))
+			p.s.orphanEnd = gc == nil
+			if gc != nil {
 				if t.Before(gc.Start) {
 					return fmt.Errorf("%w: the GC's end is %v before its start", trace.ErrNotCredible, gc.Start.Sub(t))
 				}
@@ -835,6 +841,12 @@ func (p *Process) restarted(gc *GC, t time.Time) error {
 	switch {
 	case gc.Type == clrevents.GCTypeBackgroundGC:
 		// The initial pause; the background GC goes on.
+	case !gc.ended && gc.hasHeapStats:
+		// A GC whose end was lost: its heap statistics came before the
+		// restart, as a blocking GC's do (a concurrent GC's come after
+		// its end, after the restart).
+		gc.restarted = true
+		p.complete(gc)
 	case !gc.ended:
 		// A restart before the GC's end: a concurrent GC of a runtime
 		// that does not report GC types. Its pauses add up like a
@@ -984,7 +996,14 @@ func (p *Process) start(t time.Time, tid int64, f clrevents.GCStartFields) error
 
 func (p *Process) heapStats(t time.Time, f clrevents.GCHeapStatsFields) {
 	s := &p.s
-	if gc := p.current(); gc != nil {
+	orphan := s.orphanEnd
+	s.orphanEnd = false
+	// The statistics of a GC whose end came without its start (its
+	// GCStart lost) are not the current GC's: taken as a background GC's,
+	// they ended it with another GC's sizes, before its last pauses. They
+	// still mark a GC's end, for the next GC's allocations and pause
+	// share.
+	if gc := p.current(); gc != nil && !orphan {
 		gc.hasHeapStats = true
 		gc.GenSizeAfter = [NumGens]uint64{f.GenerationSize0, f.GenerationSize1, f.GenerationSize2, f.GenerationSize3, f.GenerationSize4}
 		gc.Promoted = [NumGens]uint64{f.TotalPromotedSize0, f.TotalPromotedSize1, f.TotalPromotedSize2, f.TotalPromotedSize3, f.TotalPromotedSize4}

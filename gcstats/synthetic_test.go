@@ -706,3 +706,65 @@ func TestAllocatedBackgroundGC(t *testing.T) {
 		}
 	}
 }
+
+// TestLostForegroundStart: a foreground GC (8) ran during background GC
+// 7, but its GCStart was lost (the runtime drops events when its buffers
+// fill). Its end and heap statistics are of a GC the trace does not
+// hold: they must not end the background GC, which then took the
+// foreground GC's sizes and lost its later pause (GCPrep).
+func TestLostForegroundStart(t *testing.T) {
+	const user, bgc = 100, 200
+	f := newFeed()
+	f.suspend(10, user, clrevents.GCSuspendEEReasonSuspendForGC)
+	f.at(10.5, user, &clrevents.GCSuspendEEEndV1{})
+	f.at(11, user, &clrevents.GCStartV2{Count: 7, Depth: 2, Type: clrevents.GCTypeBackgroundGC})
+	f.at(12, user, &clrevents.GCRestartEEEndV1{})
+	f.suspend(20, user, clrevents.GCSuspendEEReasonSuspendForGC)
+	f.at(20.2, user, &clrevents.GCSuspendEEEndV1{})
+	// GC 8's GCStart is lost.
+	f.at(24, user, &clrevents.GCEndV1{Count: 8, Depth: 1})
+	f.at(24.1, user, &clrevents.GCHeapStatsV2{GenerationSize0: 100, GenerationSize1: 200})
+	f.at(25, user, &clrevents.GCRestartEEEndV1{})
+	f.suspend(30, bgc, clrevents.GCSuspendEEReasonSuspendForGCPrep)
+	f.at(30.5, bgc, &clrevents.GCSuspendEEEndV1{})
+	f.at(33, bgc, &clrevents.GCRestartEEEndV1{})
+	f.at(40, bgc, &clrevents.GCEndV1{Count: 7, Depth: 2})
+	f.at(40.1, bgc, &clrevents.GCHeapStatsV2{GenerationSize0: 10, GenerationSize2: 5000})
+	p := f.process(t)
+	if len(p.GCs) != 1 {
+		t.Fatalf("%d GCs, want 1 (the background GC)", len(p.GCs))
+	}
+	g := p.GCs[0]
+	if !g.Complete || g.HeapAfter != 5010 || g.Pauses != 2 || !near(msOf(g.Pause), 5) || !near(msOf(g.Duration), 29) {
+		t.Errorf("GC 7: complete %v, heap after %d, %d pauses of %v, duration %v; want complete, 5010, 2 of 5ms, 29ms",
+			g.Complete, g.HeapAfter, g.Pauses, g.Pause, g.Duration)
+	}
+}
+
+// TestLostEndThenStart: GC 5's GCEnd was lost, then GC 6's GCStart. GC 5
+// has its own heap statistics, which came before its restart; those of
+// GC 6, which the trace does not hold, are not GC 5's. (GC 5 was taken
+// for a concurrent GC still running at its restart, and ended with GC
+// 6's sizes.)
+func TestLostEndThenStart(t *testing.T) {
+	f := newFeed()
+	f.suspend(10, 1, clrevents.GCSuspendEEReasonSuspendForGC)
+	f.at(10.1, 1, &clrevents.GCSuspendEEEndV1{})
+	f.at(10.2, 1, &clrevents.GCStartV2{Count: 5, Depth: 0})
+	// GC 5's GCEnd is lost.
+	f.at(11, 1, &clrevents.GCHeapStatsV2{GenerationSize0: 10, GenerationSize2: 1000})
+	f.at(11.1, 1, &clrevents.GCRestartEEEndV1{})
+	f.suspend(20, 1, clrevents.GCSuspendEEReasonSuspendForGC)
+	f.at(20.1, 1, &clrevents.GCSuspendEEEndV1{})
+	// GC 6's GCStart is lost.
+	f.at(21, 1, &clrevents.GCEndV1{Count: 6, Depth: 1})
+	f.at(21.1, 1, &clrevents.GCHeapStatsV2{GenerationSize0: 99, GenerationSize1: 9999})
+	f.at(21.2, 1, &clrevents.GCRestartEEEndV1{})
+	p := f.process(t)
+	if len(p.GCs) != 1 {
+		t.Fatalf("%d GCs, want 1", len(p.GCs))
+	}
+	if g := p.GCs[0]; !g.Complete || g.HeapAfter != 1010 || !near(msOf(g.Pause), 1.1) {
+		t.Errorf("GC 5: complete %v, heap after %d, pause %v; want complete, 1010, 1.1ms", g.Complete, g.HeapAfter, g.Pause)
+	}
+}
