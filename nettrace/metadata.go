@@ -113,13 +113,11 @@ func parseFieldsAndTags(c *cursor, m *Metadata) {
 			m.Opcode = tc.u8()
 			m.HasOpcode = !tc.bad
 		case 2: // V2Params: replaces the V1 field list
+			// A list that does not parse leaves the fields undescribed;
+			// the tags after it are still read (its length frames it),
+			// as TraceEvent reads them.
 			f, err := parseFieldsV2(tc, 0)
-			if err != nil {
-				m.Fields = nil
-				m.FieldsErr = err
-				return
-			}
-			m.Fields = f
+			m.Fields, m.FieldsErr = f, err
 		}
 	}
 }
