@@ -98,10 +98,9 @@ func (m *Monitor) Profile(ctx context.Context, pid int, k profile.Kind, d time.D
 			info := r.Info()
 			b = profile.NewBuilder(o, info.SyncTimestamp, info.ClockFrequency)
 		}
-		if symbols.IsCodeEvent(e.Name()) {
-			p.addCode(r, e)
-			return
-		}
+		// The window's own method loads (windowConfig) go to the
+		// process's code map, which the Builder resolves through.
+		p.addCode(r, e)
 		b.Add(e) // an event that does not decode is left out
 	})
 	if err != nil {
