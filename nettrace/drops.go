@@ -182,9 +182,19 @@ func (d *dropCounter) revert() {
 }
 
 // checkpoint notes a sequence point's number for thread th.
+//
+// A thread it names that no event showed, after damage (before V6, which
+// declares threads), had its events up to seq in the damage, as event
+// takes a thread's first number after damage: a session numbers each
+// thread's events from 1.
 func (d *dropCounter) checkpoint(th uint64, seq uint32) {
 	if d.lost != nil && len(d.lost.pending) > 0 {
 		d.lost.confirm(th, seq, true)
+	}
+	if d.lost != nil && d.epoch > 0 && !d.v6 && int32(seq) > 0 && (!d.have || th != d.cur) {
+		if _, seen := d.seqs[th]; !seen {
+			d.lost.count(d.lost.r.lostTo, int64(seq))
+		}
 	}
 	d.switchTo(th, seq)
 	if d.curPend != 0 && d.curBlk != d.blk || int32(seq-d.curSeq) < 0 {

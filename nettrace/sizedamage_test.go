@@ -606,3 +606,39 @@ func changedEvents(want, got map[eventKey]fullEvent) int {
 	lost, changed := diffEvents(want, got)
 	return lost + changed
 }
+
+// TestLostThreadCounted: the arraytypes trace's first event block, lost
+// to damage, holds the only event of a thread (33504, number 1), which
+// only the sequence point after names. A session numbers each thread's
+// events from 1, so that thread's events up to the sequence point's
+// number were in the damage: the damage counts all 4 events lost, not 3.
+func TestLostThreadCounted(t *testing.T) {
+	arr := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"))
+	var blk fsBlock
+	for _, b := range fsBlocks(arr) {
+		if b.name == "EventBlock" {
+			blk = b
+			break
+		}
+	}
+	if blk.hdr != 1085 {
+		t.Fatalf("the first event block is at %d, want 1085", blk.hdr)
+	}
+	bad := bytes.Clone(arr)
+	bad[blk.hdr] ^= 0xff // the object's tag
+	for _, order := range []Order{FileOrder, TimeOrder} {
+		want, _, _, _ := readFull(t, arr, order)
+		got, _, damage, err := readFull(t, bad, order)
+		if !errors.Is(err, ErrDamaged) {
+			t.Fatalf("%v: ended with %v, want a *DamageError", order, err)
+		}
+		lost, changed := diffEvents(want, got)
+		var counted int64
+		for _, d := range damage {
+			counted += d.Events
+		}
+		if lost != 4 || changed != 0 || counted != int64(lost) {
+			t.Errorf("%v: %d events lost, %d changed, %d counted in %v; want 4, 0, 4", order, lost, changed, counted, damage)
+		}
+	}
+}
