@@ -642,3 +642,40 @@ func TestLostThreadCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestEndTagDamaged: a block whose EndObject tag alone is damaged, the
+// next block's header right after it, loses nothing: the damage is the
+// tag's byte. (sizeUndershoot took the block for one whose size had
+// shrunk and read the next block, its header included, as its records:
+// flipping bit 0 of the pyroscope trace's EventBlock tag at 33055 lost
+// the 355 events of the block after it and made up 3.)
+func TestEndTagDamaged(t *testing.T) {
+	pyro := loadTrace(t, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
+	arr := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"))
+	for _, tr := range []struct {
+		name string
+		data []byte
+	}{{"pyroscope", pyro}, {"arraytypes", arr}} {
+		want, _, _, _ := readFull(t, tr.data, FileOrder)
+		blocks := fsBlocks(tr.data)
+		cases := 0
+		for i, b := range blocks[:len(blocks)-1] { // the last is followed by the stream's end
+			for _, mask := range []byte{0x01, 0xff} {
+				bad := bytes.Clone(tr.data)
+				tag := b.end - 1
+				bad[tag] ^= mask
+				got, n, damage, err := readFull(t, bad, FileOrder)
+				lost, changed := diffEvents(want, got)
+				if !errors.Is(err, ErrDamaged) || lost > 0 || changed > 0 || n != len(want) ||
+					len(damage) != 1 || damage[0].Offset != int64(tag) || damage[0].Length != 1 {
+					t.Errorf("%s block %d (%s) tag at %d ^%#x: %d of %d events, %d lost, %d changed, damage %v, %v",
+						tr.name, i, b.name, tag, mask, n, len(want), lost, changed, damage, err)
+				}
+				cases++
+			}
+		}
+		if cases < 10 {
+			t.Errorf("%s: only %d cases", tr.name, cases)
+		}
+	}
+}

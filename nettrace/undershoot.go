@@ -17,9 +17,18 @@ import "bytes"
 // block as it was: the damage is after the block, or in it, and the
 // older paths (findBack, the search for the next block) go on from there.
 //
-// It runs only after a block that its EndObject tag does not follow.
+// It runs only after a block that its EndObject tag does not follow, and
+// not when the next block's header follows the tag's byte (the tag
+// itself is damaged).
 func (r *Reader) sizeUndershoot(kind int, at int64, size uint32) (bool, error) {
 	ahead, err := r.s.peek(searchWindow)
+	if len(ahead) > 1 && r.blockHeaderAt(ahead[1:], 0) {
+		// The next block's header follows the one byte where the
+		// EndObject tag should be: the size is right and the tag
+		// damaged. (The search below would take the next block's
+		// bytes, its header included, for records of this one.)
+		return false, nil
+	}
 	end := -1
 	for i := 0; i < len(ahead); i++ {
 		j := bytes.IndexByte(ahead[i:], tagEndObject)
