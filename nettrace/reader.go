@@ -1062,11 +1062,14 @@ func (r *Reader) nextFSObject() error {
 
 // framed reports whether the V3–V5 block just read is followed by what
 // must follow it: its EndObject tag, then the next object's header or the
-// stream's NullReference end (or the input's end, which the next read
-// finds).
+// stream's NullReference end, the input's last byte (or the input's end,
+// which the next read finds). (An EndObject and a NullReference byte
+// inside the input are as likely as any two bytes in a payload: where a
+// damaged size put the block's end on them, the block swallowed the next
+// ones.)
 func (r *Reader) framed() bool {
 	b, _ := r.s.peek(1 + maxFSHeader)
-	return len(b) == 0 || b[0] == tagEndObject && (len(b) == 1 || b[1] == tagNullReference || r.blockHeaderAt(b[1:], 0))
+	return len(b) == 0 || b[0] == tagEndObject && (len(b) == 1 || b[1] == tagNullReference && len(b) == 2 || r.blockHeaderAt(b[1:], 0))
 }
 
 // sizeOvershoot runs when the V3–V5 block just read (into r.blk, from the

@@ -101,7 +101,9 @@ func fsBlocks(data []byte) []fsBlock {
 // TestBlockSizeDamage flips bits of a block's size field so that the size
 // grows: the block swallows the blocks after it (a StackBlock its
 // MetadataBlock and EventBlocks; a MetadataBlock its event blocks; an
-// EventBlock the StackBlock after it), or runs past the input's end. The
+// EventBlock the StackBlock after it, or 32 KiB of blocks, to an
+// EndObject and a NullReference byte that were taken for the stream's
+// end, which lost the 674 events after it), or runs past the input's end. The
 // next block's header is in the bytes read as the damaged block: the
 // reader finds it there, ends the block at it and reads every block after
 // it. Nothing is lost, nothing changes (stacks included), nothing is
@@ -110,6 +112,15 @@ func fsBlocks(data []byte) []fsBlock {
 func TestBlockSizeDamage(t *testing.T) {
 	pyro := loadTrace(t, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
 	arr := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"))
+	blockAt := func(data []byte, hdr int) int {
+		for i, b := range fsBlocks(data) {
+			if b.hdr == hdr {
+				return i
+			}
+		}
+		t.Fatalf("no block at %d", hdr)
+		return -1
+	}
 	for _, c := range []struct {
 		what  string
 		data  []byte
@@ -118,6 +129,10 @@ func TestBlockSizeDamage(t *testing.T) {
 		mask  byte
 	}{
 		{"pyroscope StackBlock swallows the rest", pyro, 1, 1, 0xff},
+		// The damaged size ends the block on an EndObject byte followed
+		// by a NullReference byte, 32 KiB on, in an event's bytes: not
+		// the stream's end, which is its last byte.
+		{"pyroscope EventBlock ends on an EndObject and a NullReference", pyro, blockAt(pyro, 304036), 1, 0x80},
 		{"pyroscope MetadataBlock swallows event blocks", pyro, 0, 1, 0xff},
 		{"pyroscope MetadataBlock 128 bytes longer", pyro, 0, 0, 0x80},
 		{"pyroscope EventBlock swallows a StackBlock", pyro, 2, 1, 0xff},
