@@ -71,9 +71,10 @@ func (m *Monitor) acquire(pid int) (*proc, error) {
 // (CPU, Alloc or Contention) to w as gzipped pprof. The window is a
 // session of its own, without a rundown: its stacks resolve through the
 // process's code map, primed at attach, kept current by the monitoring
-// session and fed the window's own method loads. It returns ErrNotMonitored, ErrNotAttached (the process is
-// listed in another state than attached), ErrBusy (a window is running),
-// or the session's error; ctx ends the window early. A window whose stream
+// session and fed the window's own method loads. It returns
+// ErrNotMonitored, ErrNotAttached (the process is listed in another state
+// than attached), ErrBusy (a window is running), or the session's error;
+// ctx ends the window early. A window whose stream
 // is cut short by the process's exit is the profile of what was recorded,
 // its duration the time recorded, and no error; one cut short while the
 // process still answers is an error.

@@ -31,9 +31,9 @@ import (
 //     MethodLoad without its names, as the runtime sends them (its
 //     ETW::MethodLog::SendMethodEvent names a method only when the
 //     runtime provider is at Verbose) (one every 20 ms from JitAfter
-//     after the Workload's first session on, each at tier 0, then 200 ms later at
-//     tier 1 at another address), after which the JIT is quiet, as an
-//     application that has warmed up;
+//     after the Workload's first session on, each at tier 0, then 200
+//     ms later at tier 1 at another address), after which the JIT is
+//     quiet, as an application that has warmed up;
 //   - the SampleProfiler: a ThreadSample of each of 4 threads every
 //     millisecond, with stacks that run through the precompiled methods
 //     (Precompiled: only a rundown names them) and the JIT-compiled ones
