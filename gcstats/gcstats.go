@@ -312,7 +312,9 @@ func NewAnalyzer() *Analyzer {
 // GC, joined with what the trace lost, since the model is made
 // of every event read: the error that ended r (a damaged or truncated
 // trace, trace.ErrDamaged) and the events it needed that did not decode
-// (DecodeErrors). It reads nothing, and says why, from a Reader whose
+// (DecodeErrors); when the trace lost events, the text of its
+// ErrNoEvents says first that they may have held what it lacks. It reads
+// nothing, and says why, from a Reader whose
 // events do not come in time order (trace.WithOrder) or that does not
 // decode with clrevents' table (trace.WithEvents). The Analyzer is never
 // nil.
@@ -328,7 +330,7 @@ func Read(r *trace.Reader) (*Analyzer, error) {
 		if lost == nil {
 			return a, a.Missing(-1)
 		}
-		return a, errors.Join(a.Missing(-1), lost)
+		return a, errors.Join(feed.NoneRead(a.Missing(-1), "no GC events"), lost)
 	}
 	return a, lost
 }

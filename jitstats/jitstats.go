@@ -155,7 +155,9 @@ var ErrNoEvents = errors.New("no JIT events: record the runtime provider with th
 // JIT activity, joined with what the trace lost, since the model is made
 // of every event read: the error that ended r (a damaged or truncated
 // trace, trace.ErrDamaged) and the events it needed that did not decode
-// (DecodeErrors). It reads nothing, and says why, from a Reader whose
+// (DecodeErrors); when the trace lost events, the text of its
+// ErrNoEvents says first that they may have held what it lacks. It reads
+// nothing, and says why, from a Reader whose
 // events do not come in time order (trace.WithOrder) or that does not
 // decode with clrevents' table (trace.WithEvents). The Analyzer is never
 // nil.
@@ -171,7 +173,7 @@ func Read(r *trace.Reader) (*Analyzer, error) {
 		if lost == nil {
 			return a, ErrNoEvents
 		}
-		return a, errors.Join(ErrNoEvents, lost)
+		return a, errors.Join(feed.NoneRead(ErrNoEvents, "no JIT events"), lost)
 	}
 	return a, lost
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/clrgo/clrevents/gcstats"
+	"github.com/clrgo/clrevents/internal/feed"
 	"github.com/clrgo/clrevents/jitstats"
 	"github.com/clrgo/clrevents/trace"
 )
@@ -29,6 +30,16 @@ import (
 // timeline and the heap over time (gcstats.WriteHTML). A trace without the
 // events is an error that names the keyword to record
 // (gcstats.ErrNoEvents, jitstats.ErrNoEvents).
+
+// noneRead is missing, a report's error for a trace without its events,
+// as feed.NoneRead gives it when the trace lost events (lost not nil):
+// they may have held them.
+func noneRead(missing error, what string, lost error) error {
+	if lost == nil || missing == nil {
+		return missing
+	}
+	return feed.NoneRead(missing, what)
+}
 
 // reportFlags are the flags of -report mode.
 type reportFlags struct {
@@ -101,7 +112,7 @@ func (rf *reportFlags) run(fs *flag.FlagSet, o reportOptions, stdin io.Reader, s
 		lost = withDropped(without(err, gcstats.ErrNoEvents), src)
 		procs := slices.DeleteFunc(a.Processes(), func(p *gcstats.Process) bool { return o.pid >= 0 && p.PID != o.pid })
 		if len(procs) == 0 {
-			fmt.Fprintf(stderr, "clrdump: %s%s: %v\n", src.Name(), pidNote(o.pid), a.Missing(o.pid))
+			fmt.Fprintf(stderr, "clrdump: %s%s: %v\n", src.Name(), pidNote(o.pid), noneRead(a.Missing(o.pid), "no GC events", lost))
 			reportLost(stderr, lost)
 			return exitError
 		}
@@ -121,7 +132,7 @@ func (rf *reportFlags) run(fs *flag.FlagSet, o reportOptions, stdin io.Reader, s
 		lost = withDropped(without(err, jitstats.ErrNoEvents), src)
 		procs := slices.DeleteFunc(a.Processes(), func(p *jitstats.Process) bool { return o.pid >= 0 && p.PID != o.pid })
 		if len(procs) == 0 {
-			fmt.Fprintf(stderr, "clrdump: %s%s: %v\n", src.Name(), pidNote(o.pid), a.Missing(o.pid))
+			fmt.Fprintf(stderr, "clrdump: %s%s: %v\n", src.Name(), pidNote(o.pid), noneRead(a.Missing(o.pid), "no JIT events", lost))
 			reportLost(stderr, lost)
 			return exitError
 		}
