@@ -193,7 +193,15 @@
 //     header in the next 60 KiB are its real end when the bytes up to
 //     them, with the block's, read as whole records of its kind to the
 //     byte (stacks, a sequence point's threads, event records whose sizes
-//     or compressed headers' fields add up); the block is read to there.
+//     or compressed headers' fields add up); the block is read to there,
+//     but not when the next block's header follows the byte where the
+//     EndObject tag should be: then the tag is the damage, a Damage of
+//     its byte. A block whose header is right but for its three tags is
+//     read, the tags a Damage of their 3 bytes that lost no event
+//     (skipped, a metadata or stack block would take the events of every
+//     block that refers to it). The stream's end is an EndObject and a
+//     NullReference tag as the input's last bytes: not the same two
+//     bytes in a payload, where a damaged size may end a block.
 //     A block version this reader does not read ends the
 //     trace with ErrUnsupported only in the stream's first block, where
 //     it means a newer format. Later (a writer does not change the

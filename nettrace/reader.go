@@ -454,14 +454,25 @@ func (r *Reader) readFSTypeHeader() (name []byte, version int32, end bool, err e
 	}
 	if (tag != tagBeginObject && tag != tagBeginPrivateObject) || h[1] != tag || h[2] != tagNullReference {
 		e := framing("bad tags %d %d %d, want %d %d %d", tag, h[1], h[2], tagBeginPrivateObject, tagBeginPrivateObject, tagNullReference)
-		if r.ver != 0 || !firstObjectRest(h) {
+		switch {
+		case r.ver == 0 && firstObjectRest(h):
+			// The stream's first object, whose type name and the rest
+			// of whose header are right: its tags are damaged, and the
+			// trace is read (the tags recorded as a Damage of 3 bytes
+			// that lost no event, with the first block).
+			r.tagsBad = e.(*Error)
+		case r.ver >= 3 && r.blockRest(h):
+			// A block's header, right but for its tags: the block is
+			// read, and the tags are a Damage of 3 bytes that lost no
+			// event. (Skipped, a metadata or stack block took the
+			// events of every block that refers to it.)
+			e := framing("bad tags %d %d %d, want %d %d %d, before the rest of a %s's header: the tags are damaged; the block is read", tag, h[1], h[2], tagBeginPrivateObject, tagBeginPrivateObject, tagNullReference, h[15:15+le32(h[11:])])
+			if err := r.noteDamage(e.(*Error), at, 3); err != nil {
+				return nil, 0, false, err
+			}
+		default:
 			return nil, 0, false, e
 		}
-		// The stream's first object, whose type name and the rest of
-		// whose header are right: its tags are damaged, and the trace
-		// is read (the tags recorded as a Damage of 3 bytes that lost
-		// no event, with the first block).
-		r.tagsBad = e.(*Error)
 	}
 	version = int32(binary.LittleEndian.Uint32(h[3:]))
 	n := binary.LittleEndian.Uint32(h[11:])
@@ -478,6 +489,16 @@ func (r *Reader) readFSTypeHeader() (name []byte, version int32, end bool, err e
 	name = append(r.scratch[:0], h[15:15+n]...)
 	r.s.discard(15 + int(n) + 1)
 	return name, version, false, nil
+}
+
+// blockRest reports whether h, an object header whose tags are not
+// right, is a block's header but for them (blockHeaderAt with the tags
+// put right).
+func (r *Reader) blockRest(h []byte) bool {
+	var c [maxFSHeader]byte
+	n := copy(c[:], h)
+	c[0], c[1], c[2] = tagBeginPrivateObject, tagBeginPrivateObject, tagNullReference
+	return r.blockHeaderAt(c[:n], 0)
 }
 
 // firstObjectRest reports whether h, an object header whose tags are
@@ -1063,13 +1084,14 @@ func (r *Reader) nextFSObject() error {
 // framed reports whether the V3–V5 block just read is followed by what
 // must follow it: its EndObject tag, then the next object's header or the
 // stream's NullReference end, the input's last byte (or the input's end,
-// which the next read finds). (An EndObject and a NullReference byte
+// which the next read finds). The next header's tags may be damaged
+// (blockRest): readFSTypeHeader reads it then. (An EndObject and a NullReference byte
 // inside the input are as likely as any two bytes in a payload: where a
 // damaged size put the block's end on them, the block swallowed the next
 // ones.)
 func (r *Reader) framed() bool {
 	b, _ := r.s.peek(1 + maxFSHeader)
-	return len(b) == 0 || b[0] == tagEndObject && (len(b) == 1 || b[1] == tagNullReference && len(b) == 2 || r.blockHeaderAt(b[1:], 0))
+	return len(b) == 0 || b[0] == tagEndObject && (len(b) == 1 || b[1] == tagNullReference && len(b) == 2 || r.blockRest(b[1:]))
 }
 
 // sizeOvershoot runs when the V3–V5 block just read (into r.blk, from the

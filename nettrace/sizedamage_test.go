@@ -72,7 +72,9 @@ type fsBlock struct {
 
 // lostBlock returns the pyroscope single-thread trace (V5), its block k
 // (which must be a name), and a copy in which that block is lost: its
-// object header's first tag flipped.
+// object header's first tag and the first letter of its type name
+// flipped (with the tags alone damaged, the block is read:
+// TestBlockTagsDamaged).
 func lostBlock(t *testing.T, k int, name string) (data []byte, blk fsBlock, bad []byte) {
 	t.Helper()
 	data = loadTrace(t, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
@@ -82,6 +84,7 @@ func lostBlock(t *testing.T, k int, name string) (data []byte, blk fsBlock, bad 
 	}
 	bad = bytes.Clone(data)
 	bad[blk.hdr] ^= 0xff
+	bad[blk.hdr+15] ^= 0xff
 	return data, blk, bad
 }
 
@@ -255,7 +258,7 @@ func TestSwappedBlocksPhase(t *testing.T) {
 }
 
 // TestLostStackBlock loses a StackBlock of the pyroscope trace (its
-// object header's first tag damaged): the events after it that refer to
+// object header damaged, lostBlock): the events after it that refer to
 // its stacks are not handed out stackless, but skipped and counted, in
 // one Damage of their kind, as events whose metadata is lost are. Every
 // event that comes out is the intact trace's, its stack included, and
@@ -346,7 +349,7 @@ func TestResyncCounted(t *testing.T) {
 }
 
 // TestUndefinedOneRecordPerKind loses the pyroscope trace's first
-// MetadataBlock (its object header's first tag damaged): the events that
+// MetadataBlock (its object header damaged, lostBlock): the events that
 // refer to any of its metadata IDs are skipped and counted in one Damage,
 // as the doc says ("in one Damage per kind"), not one per ID; the count is
 // the events lost.
@@ -623,7 +626,7 @@ func changedEvents(want, got map[eventKey]fullEvent) int {
 }
 
 // TestLostThreadCounted: the arraytypes trace's first event block, lost
-// to damage, holds the only event of a thread (33504, number 1), which
+// to damage (its header's tag and type name), holds the only event of a thread (33504, number 1), which
 // only the sequence point after names. A session numbers each thread's
 // events from 1, so that thread's events up to the sequence point's
 // number were in the damage: the damage counts all 4 events lost, not 3.
@@ -640,7 +643,8 @@ func TestLostThreadCounted(t *testing.T) {
 		t.Fatalf("the first event block is at %d, want 1085", blk.hdr)
 	}
 	bad := bytes.Clone(arr)
-	bad[blk.hdr] ^= 0xff // the object's tag
+	bad[blk.hdr] ^= 0xff    // the object's tag
+	bad[blk.hdr+15] ^= 0xff // and its type name (the tags alone: TestBlockTagsDamaged)
 	for _, order := range []Order{FileOrder, TimeOrder} {
 		want, _, _, _ := readFull(t, arr, order)
 		got, _, damage, err := readFull(t, bad, order)
@@ -690,6 +694,47 @@ func TestEndTagDamaged(t *testing.T) {
 			}
 		}
 		if cases < 10 {
+			t.Errorf("%s: only %d cases", tr.name, cases)
+		}
+	}
+}
+
+// TestBlockTagsDamaged: a block whose object header is right but for its
+// three tags (BeginPrivateObject twice, NullReference) is read, and the
+// tags are one Damage of 3 bytes that lost no event. (The block was
+// skipped: a metadata block took the events of every block that uses
+// its metadata, 1,864 of the arraytypes trace's 1,970 for one flip.)
+func TestBlockTagsDamaged(t *testing.T) {
+	pyro := loadTrace(t, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
+	arr := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"))
+	for _, tr := range []struct {
+		name string
+		data []byte
+	}{{"pyroscope", pyro}, {"arraytypes", arr}} {
+		want, _, _, _ := readFull(t, tr.data, FileOrder)
+		cases := 0
+		for i, b := range fsBlocks(tr.data) {
+			if b.name == "Trace" {
+				continue // the first object (TestFirstObjectTags)
+			}
+			for k := range 3 {
+				for _, mask := range []byte{0xff, 0x01} {
+					bad := bytes.Clone(tr.data)
+					bad[b.hdr+k] ^= mask
+					for _, order := range []Order{FileOrder, TimeOrder} {
+						got, n, damage, err := readFull(t, bad, order)
+						lost, changed := diffEvents(want, got)
+						if !errors.Is(err, ErrDamaged) || lost > 0 || changed > 0 || n != len(want) ||
+							len(damage) != 1 || damage[0].Offset != int64(b.hdr) || damage[0].Length != 3 || damage[0].Events != 0 {
+							t.Errorf("%s %v: block %d (%s) byte %d ^%#x: %d of %d events, %d lost, %d changed, damage %v, %v",
+								tr.name, order, i, b.name, b.hdr+k, mask, n, len(want), lost, changed, damage, err)
+						}
+					}
+					cases++
+				}
+			}
+		}
+		if cases < 60 {
 			t.Errorf("%s: only %d cases", tr.name, cases)
 		}
 	}
