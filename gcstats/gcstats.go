@@ -330,7 +330,7 @@ func Read(r *trace.Reader) (*Analyzer, error) {
 		if lost == nil {
 			return a, a.Missing(-1)
 		}
-		return a, errors.Join(feed.NoneRead(a.Missing(-1), "no GC events"), lost)
+		return a, errors.Join(feed.NoneRead(a.Missing(-1), lost), lost)
 	}
 	return a, lost
 }

@@ -173,7 +173,7 @@ func Read(r *trace.Reader) (*Analyzer, error) {
 		if lost == nil {
 			return a, ErrNoEvents
 		}
-		return a, errors.Join(feed.NoneRead(ErrNoEvents, "no JIT events"), lost)
+		return a, errors.Join(feed.NoneRead(ErrNoEvents, lost), lost)
 	}
 	return a, lost
 }

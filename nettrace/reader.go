@@ -1085,10 +1085,10 @@ func (r *Reader) nextFSObject() error {
 // must follow it: its EndObject tag, then the next object's header or the
 // stream's NullReference end, the input's last byte (or the input's end,
 // which the next read finds). The next header's tags may be damaged
-// (blockRest): readFSTypeHeader reads it then. (An EndObject and a NullReference byte
-// inside the input are as likely as any two bytes in a payload: where a
-// damaged size put the block's end on them, the block swallowed the next
-// ones.)
+// (blockRest): readFSTypeHeader reads it then. (An EndObject and a
+// NullReference byte inside the input are as likely as any two bytes in
+// a payload: where a damaged size put the block's end on them, the block
+// swallowed the next ones.)
 func (r *Reader) framed() bool {
 	b, _ := r.s.peek(1 + maxFSHeader)
 	return len(b) == 0 || b[0] == tagEndObject && (len(b) == 1 || b[1] == tagNullReference && len(b) == 2 || r.blockRest(b[1:]))

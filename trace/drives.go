@@ -23,26 +23,27 @@ type drivePrefix struct{ kernel, user string }
 // says.
 func (r *Reader) noteDrive(e *Event) {
 	var p drivePrefix
+	system := false
 	switch v := e.kernelValue().(type) {
 	case *kernelevents.VolumeMappingV0:
 		p = drivePrefix{v.NtPath.String(), v.DosPath.String()}
 	case *kernelevents.SystemPathsV0:
-		windows := v.SystemWindowsDirectory.String()
-		p = drivePrefix{`\Windows\`, windows}
-		if r.drives == nil {
-			r.drives = &drives{}
-		}
-		r.drives.system = windows[:min(2, len(windows))]
+		p, system = drivePrefix{`\Windows\`, v.SystemWindowsDirectory.String()}, true
 	default:
 		return
 	}
-	if p.kernel == "" {
+	if !system && p.kernel == "" {
 		return
 	}
 	if r.drives == nil {
 		r.drives = &drives{}
 	}
-	r.drives.prefixes = append(r.drives.prefixes, p)
+	if system {
+		r.drives.system = p.user[:min(2, len(p.user))]
+	}
+	if p.kernel != "" {
+		r.drives.prefixes = append(r.drives.prefixes, p)
+	}
 }
 
 // UserPath is kernel path p (\Device\HarddiskVolume2\Windows\…, as the

@@ -31,16 +31,6 @@ import (
 // events is an error that names the keyword to record
 // (gcstats.ErrNoEvents, jitstats.ErrNoEvents).
 
-// noneRead is missing, a report's error for a trace without its events,
-// as feed.NoneRead gives it when the trace lost events (lost not nil):
-// they may have held them.
-func noneRead(missing error, what string, lost error) error {
-	if lost == nil || missing == nil {
-		return missing
-	}
-	return feed.NoneRead(missing, what)
-}
-
 // reportFlags are the flags of -report mode.
 type reportFlags struct {
 	kind string
@@ -112,7 +102,7 @@ func (rf *reportFlags) run(fs *flag.FlagSet, o reportOptions, stdin io.Reader, s
 		lost = withDropped(without(err, gcstats.ErrNoEvents), src)
 		procs := slices.DeleteFunc(a.Processes(), func(p *gcstats.Process) bool { return o.pid >= 0 && p.PID != o.pid })
 		if len(procs) == 0 {
-			fmt.Fprintf(stderr, "clrdump: %s%s: %v\n", src.Name(), pidNote(o.pid), noneRead(a.Missing(o.pid), "no GC events", lost))
+			fmt.Fprintf(stderr, "clrdump: %s%s: %v\n", src.Name(), pidNote(o.pid), feed.NoneRead(a.Missing(o.pid), lost))
 			reportLost(stderr, lost)
 			return exitError
 		}
@@ -132,7 +122,7 @@ func (rf *reportFlags) run(fs *flag.FlagSet, o reportOptions, stdin io.Reader, s
 		lost = withDropped(without(err, jitstats.ErrNoEvents), src)
 		procs := slices.DeleteFunc(a.Processes(), func(p *jitstats.Process) bool { return o.pid >= 0 && p.PID != o.pid })
 		if len(procs) == 0 {
-			fmt.Fprintf(stderr, "clrdump: %s%s: %v\n", src.Name(), pidNote(o.pid), noneRead(a.Missing(o.pid), "no JIT events", lost))
+			fmt.Fprintf(stderr, "clrdump: %s%s: %v\n", src.Name(), pidNote(o.pid), feed.NoneRead(a.Missing(o.pid), lost))
 			reportLost(stderr, lost)
 			return exitError
 		}

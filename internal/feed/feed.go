@@ -324,22 +324,25 @@ func Usable(r *trace.Reader) error {
 	return nil
 }
 
-// NoneRead is a report's error for a trace none of whose events it reads
-// (err, which errors.Is the report's sentinel and whose text begins with
-// what, "no GC events") when the reading lost events (the error that
-// ended it, or events that did not decode, which the caller joins after
-// it): its text says first that the lost events may have held them,
-// where err alone would only advise recording them. It errors.Is err.
-func NoneRead(err error, what string) error { return &noneRead{err, what} }
-
-type noneRead struct {
-	err  error
-	what string
+// NoneRead is err, a report's error for a trace none of whose events it
+// reads (it errors.Is the report's sentinel, and its text begins with
+// what it lacks, "no GC events: …"), when the reading lost events (lost,
+// the error that ended it or events that did not decode, which the
+// caller joins after it): its text then says first that the lost events
+// may have held them, where err alone would only advise recording them.
+// It errors.Is err. Without lost, or without err, it is err.
+func NoneRead(err, lost error) error {
+	if err == nil || lost == nil {
+		return err
+	}
+	return &noneRead{err}
 }
+
+type noneRead struct{ err error }
 
 func (e *noneRead) Unwrap() error { return e.err }
 
 func (e *noneRead) Error() string {
-	rest, _ := strings.CutPrefix(e.err.Error(), e.what+": ")
-	return e.what + " in what was read: the events the trace lost (below) may have held them; if they did not, " + rest
+	what, rest, _ := strings.Cut(e.err.Error(), ": ")
+	return what + " in what was read: the events the trace lost (below) may have held them; if they did not, " + rest
 }
