@@ -99,6 +99,10 @@
 // events give KeyHandles), Event.OldProcess (a context switch's old
 // thread's process), and all of them under TraceEvent's names by
 // Event.AppendDerived, which clrdump prints after the payload's fields.
+// In a log that names its volumes (the SysConfig events of a merge),
+// the paths of the payload that TraceEvent shows with drive letters
+// (the FileName of the Image events and of FileIO's naming, Create,
+// DirEnum and DirNotify events) decode with them (Reader.UserPath).
 //
 // # Damage
 //

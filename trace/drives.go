@@ -2,7 +2,10 @@ package trace
 
 import (
 	"strings"
+	"unicode/utf16"
+	"unsafe"
 
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/kernelevents"
 )
 
@@ -60,23 +63,110 @@ func (r *Reader) noteDrive(e *Event) {
 // the machine it runs on for its drives, which says nothing of the
 // machine that wrote the log.
 func (r *Reader) UserPath(p string) string {
-	d := r.drives
-	if d == nil {
+	if r.drives == nil {
 		return p
 	}
+	drop, user, ok := r.drives.turn(p)
+	if !ok {
+		return p
+	}
+	return user + p[drop:]
+}
+
+// turn says how kernel path p turns into a user path (UserPath): the
+// bytes to drop from its start and what replaces them; ok is false when
+// nothing turns it.
+func (d *drives) turn(p string) (drop int, user string, ok bool) {
 	for _, host := range [...]string{`\OS\Windows\`, `\Files\Windows\`} {
 		// The host's Windows directory, as a container's events name it:
 		// the part from \Windows\ on, on the system drive.
 		if i := indexFold(p, host); i >= 0 {
-			return d.system + p[i+len(host)-len(`\Windows\`):]
+			return i + len(host) - len(`\Windows\`), d.system, true
 		}
 	}
 	for _, m := range d.prefixes {
 		if len(p) >= len(m.kernel) && strings.EqualFold(p[:len(m.kernel)], m.kernel) {
-			return m.user + p[len(m.kernel):]
+			return len(m.kernel), m.user, true
 		}
 	}
-	return p
+	return 0, "", false
+}
+
+// pathField is the payload field of ev that TraceEvent shows as a user
+// path (UserPath), as its properties of these events do: the FileName of
+// the Image events and of FileIO's naming events (Name, FileCreate,
+// FileDelete, FileRundown), Create, DirEnum and DirNotify; nil for other
+// events.
+func pathField(ev clrimpl.Event) *clrimpl.UTF16 {
+	switch v := ev.(type) {
+	case *kernelevents.ImageLoadV2:
+		return &v.FileName
+	case *kernelevents.ImageUnloadV2:
+		return &v.FileName
+	case *kernelevents.ImageDCStartV2:
+		return &v.FileName
+	case *kernelevents.ImageDCStopV2:
+		return &v.FileName
+	case *kernelevents.FileIONameV2:
+		return &v.FileName
+	case *kernelevents.FileIOFileCreateV2:
+		return &v.FileName
+	case *kernelevents.FileIOFileDeleteV2:
+		return &v.FileName
+	case *kernelevents.FileIOFileRundownV2:
+		return &v.FileName
+	case *kernelevents.FileIOCreateV2:
+		return &v.FileName
+	case *kernelevents.FileIOCreateV3:
+		return &v.FileName
+	case *kernelevents.FileIODirEnumV2:
+		return &v.FileName
+	case *kernelevents.FileIODirEnumV3:
+		return &v.FileName
+	case *kernelevents.FileIODirNotifyV2:
+		return &v.FileName
+	case *kernelevents.FileIODirNotifyV3:
+		return &v.FileName
+	}
+	return nil
+}
+
+// userPaths turns the path field of ev, just decoded (pathField), into a
+// user path, in place. The new UTF-16 is in the Reader's buffer, valid as
+// long as the payload is. The part of the path after what turns is the
+// payload's own code units, so nothing but the prefix changes (not even
+// an unpaired surrogate, which UTF-8 could not carry).
+func (r *Reader) userPaths(ev clrimpl.Event) {
+	if r.drives == nil {
+		return
+	}
+	f := pathField(ev)
+	if f == nil || f.IsEmpty() {
+		return
+	}
+	r.pathUTF8 = f.AppendUTF8(r.pathUTF8[:0])
+	// A view of the buffer, not a copy: turn keeps nothing of it.
+	p := unsafe.String(unsafe.SliceData(r.pathUTF8), len(r.pathUTF8))
+	drop, user, ok := r.drives.turn(p)
+	if !ok {
+		return
+	}
+	// The code units the dropped bytes came from: one a rune, two for
+	// one past U+FFFF (an unpaired surrogate came out as one U+FFFD).
+	units := 0
+	for _, c := range p[:drop] {
+		units += utf16.RuneLen(c)
+	}
+	out := r.pathUTF16[:0]
+	for _, c := range user {
+		var pair [2]uint16
+		for _, u := range utf16.AppendRune(pair[:0], c) {
+			out = append(out, byte(u), byte(u>>8))
+		}
+	}
+	out = append(out, f.Bytes()[2*units:]...)
+	r.pathUTF16 = out
+	*f = clrimpl.MakeUTF16(out)
 }
 
 // indexFold is the index of ASCII pattern pat in s, in any case; -1 when

@@ -438,6 +438,7 @@ func (e *Event) DecodeIn(t *clrimpl.Table) (clrimpl.Event, error) {
 	if _, err := ev.Decode(e.Payload(), e.PointerSize()); err != nil {
 		return nil, e.decodeError(err)
 	}
+	e.r.userPaths(ev)
 	return ev, nil
 }
 
@@ -488,7 +489,12 @@ func (e *Event) decodeTypeIn(t *clrimpl.Table) typeRef {
 // link package clrevents); a payload that does not fit its type returns a
 // *DecodeError naming the event, the field and the byte offset. A newer
 // version of a known event than the tables hold decodes as the newest
-// older version, unless the Reader was made WithExactVersions.
+// older version, unless the Reader was made WithExactVersions. In an ETW
+// log that names its volumes, the paths TraceEvent shows with drive
+// letters decode with them, as Reader.UserPath turns them: the FileName
+// of the kernel's Image events and of FileIO's Name, FileCreate,
+// FileDelete, FileRundown, Create, DirEnum and DirNotify (Payload keeps
+// the kernel's bytes).
 func (e *Event) Decode() (clrimpl.Event, error) {
 	ev, _, err := e.DecodeN()
 	return ev, err
@@ -509,6 +515,7 @@ func (e *Event) DecodeN() (clrimpl.Event, int, error) {
 	if err != nil {
 		return nil, 0, e.decodeError(err)
 	}
+	e.r.userPaths(ev)
 	return ev, n, nil
 }
 
@@ -549,6 +556,16 @@ func (e *Event) appendFields(dst []byte, json bool) ([]byte, error) {
 			return dst, nil
 		}
 		return dst, clrimpl.ErrUnknownEvent
+	}
+	if e.generated && e.r != nil && e.r.drives != nil && e.et != nil {
+		// The paths TraceEvent shows with drive letters (userPaths) are
+		// written from the decoded value, which has them.
+		if ev, err := e.Decode(); err == nil && pathField(ev) != nil {
+			if json {
+				return ev.AppendJSON(dst), nil
+			}
+			return ev.AppendText(dst), nil
+		}
 	}
 	var out []byte
 	var err error

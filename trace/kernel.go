@@ -188,7 +188,8 @@ func classicID(e *etl.Event) uint16 {
 // kernelValue decodes a kernel or KernelTraceControl event with its
 // kernelevents type, the newest that is not newer than the event (the
 // kernel only appends fields to a class), into the Reader's value of the
-// type; nil when kernelevents has none or the payload does not fit it.
+// type (ownValue: the payload's paths as they are, not userPaths'); nil
+// when kernelevents has none or the payload does not fit it.
 func (e *Event) kernelValue() clrimpl.Event {
 	ref := e.typ
 	if !ref.ok() {
@@ -197,7 +198,7 @@ func (e *Event) kernelValue() clrimpl.Event {
 			return nil
 		}
 	}
-	v := e.r.value(ref)
+	v := e.r.ownValue(ref)
 	if _, err := v.Decode(e.et.Payload, e.et.PointerSize); err != nil {
 		return nil
 	}

@@ -43,6 +43,29 @@ func TestUserPathBaseline(t *testing.T) {
 	}
 }
 
+// TestPayloadPathsBaseline: the FileName that Decode gives the 4.5.2
+// trace's Image events is the one TraceEvent's baseline prints, with
+// drive letters. (The baseline prints none of the log's FileIO naming
+// events; TestPayloadPaths has them.)
+func TestPayloadPathsBaseline(t *testing.T) {
+	kinds := map[string]bool{}
+	fileNamesBaseline(t, 20, func(r *Reader, e *Event) (string, bool) {
+		ev, err := e.Decode()
+		if err != nil {
+			return "", false
+		}
+		f := pathField(ev)
+		if f == nil {
+			return "", false
+		}
+		kinds[e.DisplayName()] = true
+		return f.String(), true
+	})
+	if !kinds["Image/DCStart"] || !kinds["Image/Load"] {
+		t.Errorf("events compared: %v; want Image/DCStart and Image/Load among them", kinds)
+	}
+}
+
 // fileNamesBaseline compares the FileName of the 4.5.2 log's baseline
 // lines with what name gives their events (ok false: none), at least
 // min lines.

@@ -105,9 +105,10 @@ type Reader struct {
 	// ts holds the generated packages' tables events decode with (and
 	// what they resolve; shared by Readers over the registered tables);
 	// values holds one reused value per event type of each table (made on
-	// the first decode of the type).
-	ts     *readerTables
-	values [][]clrimpl.Event
+	// the first decode of the type), and ownValues the Reader's own
+	// (ownValue).
+	ts                *readerTables
+	values, ownValues [][]clrimpl.Event
 	// provCache is what a provider's name and GUID find in the tables.
 	provCache map[provKey][]provRef
 
@@ -135,6 +136,9 @@ type Reader struct {
 	// drives turns kernel paths into drive letters, from its SysConfig
 	// events so far (drives.go); nil until one.
 	drives *drives
+	// pathUTF8 and pathUTF16 are userPaths' buffers: a path as UTF-8,
+	// and the UTF-16 it turns into.
+	pathUTF8, pathUTF16 []byte
 	// kernelSeen: an ETW trace has had kernel events (a kernel log's
 	// processes can be named at its end: endNames).
 	kernelSeen bool
@@ -213,15 +217,24 @@ func (r *Reader) eventType(ref typeRef) clrimpl.EventType {
 }
 
 // value returns the Reader's value of the type ref names, made on first
+// use: what Decode hands out.
+func (r *Reader) value(ref typeRef) clrimpl.Event { return r.slot(&r.values, ref) }
+
+// ownValue is value for the Reader's own reading of kernel events
+// (kernelValue): a value of its own, so that what it decodes, with the
+// kernel's paths, is not what a caller holds from Decode.
+func (r *Reader) ownValue(ref typeRef) clrimpl.Event { return r.slot(&r.ownValues, ref) }
+
+// slot returns the value in values of the type ref names, made on first
 // use.
-func (r *Reader) value(ref typeRef) clrimpl.Event {
-	if r.values == nil {
-		r.values = make([][]clrimpl.Event, len(r.ts.tables))
+func (r *Reader) slot(values *[][]clrimpl.Event, ref typeRef) clrimpl.Event {
+	if *values == nil {
+		*values = make([][]clrimpl.Event, len(r.ts.tables))
 	}
-	vs := r.values[ref.t-1]
+	vs := (*values)[ref.t-1]
 	if vs == nil {
 		vs = make([]clrimpl.Event, r.ts.tables[ref.t-1].Len())
-		r.values[ref.t-1] = vs
+		(*values)[ref.t-1] = vs
 	}
 	ev := vs[ref.i]
 	if ev == nil {

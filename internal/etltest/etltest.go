@@ -71,6 +71,23 @@ func System(group, op, version uint8, tid, pid uint32, ts int64, payload []byte)
 	return append(b, payload...)
 }
 
+// Classic returns an event of a 64-bit log with a classic trace header
+// (EVENT_TRACE_HEADER) that names its class by GUID, as a merge writes
+// the SysConfig events: the class's opcode and version as given.
+func Classic(class [16]byte, op, version uint8, tid, pid uint32, ts int64, payload []byte) []byte {
+	b := make([]byte, 48, 48+len(payload))
+	b[2], b[3] = 20, 0xC0 // a 64-bit full header; a trace header
+	b[4], b[5] = op, 4    // Class.Type, Class.Level (Informational)
+	le.PutUint16(b[6:], uint16(version))
+	le.PutUint32(b[8:], tid)
+	le.PutUint32(b[12:], pid)
+	le.PutUint64(b[16:], uint64(ts))
+	copy(b[24:40], class[:])
+	b = append(b, payload...)
+	le.PutUint16(b[0:], uint16(len(b)))
+	return b
+}
+
 // Event returns an event of a 64-bit log with an EVENT_HEADER (a
 // manifest-based provider's, such as the .NET runtime's): provider,
 // event ID, version, opcode and task as given.
