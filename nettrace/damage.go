@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"strconv"
 	"strings"
@@ -817,4 +818,53 @@ func (r *Reader) nextInside(b []byte, off int64, from int) int {
 		}
 	}
 	return -1
+}
+
+// blockPrints is how many of the last event blocks repeatedBlock
+// remembers.
+const blockPrints = 64
+
+// printLen is how many of an event block's first bytes its print hashes:
+// a V4–V6 block's header (its time range) and its first event's header,
+// which states the event's thread, sequence number and time in full; a
+// V3 block's first event record.
+const printLen = 128
+
+// blockPrint is what repeatedBlock remembers of an event block: its
+// length, a hash of its first bytes, and where it is.
+type blockPrint struct {
+	n   int
+	h   uint64
+	off int64
+}
+
+var printSeed = maphash.MakeSeed()
+
+// repeatedBlock reports whether the event block just read repeats one of
+// the last blockPrints event blocks, byte for byte as far as their
+// lengths and first bytes tell: no two blocks of a trace share those (a
+// thread's events carry rising numbers and times), and EventPipe blocks
+// carry no checksum, so a block that a fault in storage or in a copy
+// wrote twice would hand its events out twice. Such a block is skipped
+// and recorded as damage that lost no events; err is non-nil in strict
+// mode, and for the caller to return. It does not disturb the counts of
+// dropped events: the block's numbers are not read.
+func (r *Reader) repeatedBlock() (bool, error) {
+	p := blockPrint{n: len(r.blk), h: maphash.Bytes(printSeed, r.blk[:min(len(r.blk), printLen)]), off: r.blkOff}
+	for i := range min(r.printN, blockPrints) {
+		if q := r.prints[i]; q.n == p.n && q.h == p.h {
+			e := r.errf(ErrFormat, "event block", r.blkOff, "%d bytes that repeat the event block at offset %d", p.n, q.off).(*Error)
+			if r.strict {
+				return true, e
+			}
+			// Not addDamage: nothing was lost, and the blocks around it
+			// are whole.
+			r.damage = append(r.damage, Damage{Block: r.blkName, Offset: r.blkOff, Length: int64(p.n), Err: e})
+			r.pos, r.inEvents = len(r.blk), false
+			return true, nil
+		}
+	}
+	r.prints[r.printN%blockPrints] = p
+	r.printN++
+	return false, nil
 }

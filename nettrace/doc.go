@@ -269,6 +269,13 @@
 //     difference is the shift: the reader then files that damage's
 //     metadata records under their offsets less it too, and the events
 //     after a shift keep their metadata.
+//   - Repeats: EventPipe blocks carry no checksum, so an event block that
+//     a fault wrote twice would hand its events out twice. The reader
+//     remembers the length and the first 128 bytes (a hash of them) of
+//     the last 64 event blocks; an event block that matches one, which
+//     no two blocks of a trace do (they hold the block's time range and
+//     its first event's thread, number and time), is skipped, a Damage
+//     of its content that lost no event, and its numbers are not read.
 //   - The end: a trace cut short yields every whole event, those of the
 //     block the cut falls in included, and a Damage that runs to the end
 //     of the input; its *DamageError also satisfies errors.Is(err,

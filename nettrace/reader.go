@@ -187,7 +187,11 @@ type Reader struct {
 	damages    int     // addDamage calls; mark: their number when the current block began
 	mark       int
 	stackMark  int // damages when the last StackBlock was read (nextStackID)
-	lostTo     int // the damage record the sequence numbers' next gaps count in
+	// prints are the last event blocks read (repeatedBlock), printN how
+	// many were.
+	prints [blockPrints]blockPrint
+	printN int
+	lostTo int // the damage record the sequence numbers' next gaps count in
 	// taintRec: the damage record of the event block whose sequence
 	// numbers the damage tainted (drops.tainted; see untaint).
 	taintRec int
@@ -1249,6 +1253,9 @@ func (r *Reader) nextV6Block() error {
 func (r *Reader) handleBlock(kind int) error {
 	switch kind {
 	case kindEvent:
+		if repeat, err := r.repeatedBlock(); repeat {
+			return err
+		}
 		if r.ver == 3 {
 			r.pos, r.compress = 0, false
 			r.tsLo, r.tsSpanNot = 0, 0
