@@ -25,6 +25,11 @@ import (
 // The Descriptor of a generated type is the type's own (the same pointer
 // as its EventType's and its values'); its Fields decodes each payload
 // into a value of its own, so it does not disturb Decode's values.
+// Another description's Task and Opcode are the event's (Task, Opcode):
+// where the trace's metadata leaves them out and TraceEvent declares them
+// (the Task Parallel Library's, the Start and Stop of EventSource events
+// named so), the Descriptor is a copy that has them, one per description,
+// task and opcode.
 func (e *Event) Descriptor() *clrimpl.Descriptor {
 	if ref := e.decodeType(); ref.ok() {
 		e.generated = true
@@ -34,18 +39,50 @@ func (e *Event) Descriptor() *clrimpl.Descriptor {
 	case e.nt != nil:
 		if m := e.nt.Metadata; m != nil {
 			if d := m.Describe(); d != nil {
-				return d.Descriptor()
+				return e.agreeing(d.Descriptor())
 			}
 			if e.r != nil && e.describedEmpty() {
-				return e.r.emptyDescription(m).Descriptor()
+				return e.agreeing(e.r.emptyDescription(m).Descriptor())
 			}
 		}
 	case e.et != nil:
 		if d := e.etwDescription(); d != nil {
-			return d.Descriptor()
+			return e.agreeing(d.Descriptor())
 		}
 	}
 	return nil
+}
+
+// agreeing returns description d of the event, or, where its task or
+// opcode is not the event's (Task, Opcode: what the trace's metadata
+// leaves out and TraceEvent declares, such as the Task Parallel
+// Library's tasks or the Start of an EventSource event named …Start; an
+// ETW header's, such as an EventSource's ManifestData task), a copy with
+// the event's, made once per description, task and opcode.
+func (e *Event) agreeing(d *clrimpl.Descriptor) *clrimpl.Descriptor {
+	task, op := e.Task(), e.Opcode()
+	if d.Task == task && uint8(d.Opcode) == op || e.r == nil {
+		return d
+	}
+	k := agreeKey{d, task, op}
+	c, ok := e.r.agreed[k]
+	if !ok {
+		c = new(clrimpl.Descriptor)
+		*c = *d
+		c.Task, c.Opcode = task, clrimpl.Opcode(op)
+		if e.r.agreed == nil {
+			e.r.agreed = map[agreeKey]*clrimpl.Descriptor{}
+		}
+		e.r.agreed[k] = c
+	}
+	return c
+}
+
+// agreeKey is a description, and the task and opcode an event of it has.
+type agreeKey struct {
+	d    *clrimpl.Descriptor
+	task uint16
+	op   uint8
 }
 
 // etwDescription is the description an ETW trace carries of an event of

@@ -136,6 +136,9 @@ type Reader struct {
 	// drives turns kernel paths into drive letters, from its SysConfig
 	// events so far (drives.go); nil until one.
 	drives *drives
+	// agreed holds the copies of descriptions that take the task and
+	// opcode of their events (Event.agreeing).
+	agreed map[agreeKey]*clrimpl.Descriptor
 	// pathUTF8 and pathUTF16 are userPaths' buffers: a path as UTF-8,
 	// and the UTF-16 it turns into.
 	pathUTF8, pathUTF16 []byte
