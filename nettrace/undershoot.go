@@ -16,6 +16,7 @@ import "bytes"
 // instead). Otherwise it leaves the
 // block as it was: the damage is after the block, or in it, and the
 // older paths (findBack, the search for the next block) go on from there.
+// So it does when those bytes hold another block's header (holdsHeader).
 //
 // It runs only after a block that its EndObject tag does not follow, and
 // not when the next block's header follows the tag's byte (the tag
@@ -42,7 +43,7 @@ func (r *Reader) sizeUndershoot(kind int, at int64, size uint32) (bool, error) {
 			break
 		}
 	}
-	if end < 0 || !r.blockTiles(kind, r.blk, ahead[:end]) {
+	if end < 0 || r.holdsHeader(ahead[:end]) || !r.blockTiles(kind, r.blk, ahead[:end]) {
 		return false, nil
 	}
 	e := r.errf(ErrFormat, "block size", at, "block size %d ends %d bytes before the block's EndObject tag at %d: the size is damaged; the block ends there", size, end, r.s.off+int64(end)).(*Error)
@@ -52,6 +53,30 @@ func (r *Reader) sizeUndershoot(kind int, at int64, size uint32) (bool, error) {
 	r.blk = append(r.blk, ahead[:end]...)
 	r.s.discard(end)
 	return true, nil
+}
+
+// holdsHeader reports whether b holds a block header: bytes that
+// sizeUndershoot would add to a block span the start of another block, so
+// the block's size is not what the damage changed. (A block whose next
+// block was wiped, its header included, is followed by its EndObject tag
+// and then by the damage; the search finds the end of the block after
+// that one, and the wiped bytes and the intact block, header and all,
+// can read as records when only their structure is checked.)
+func (r *Reader) holdsHeader(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		j := bytes.IndexByte(b[i:], tagBeginPrivateObject)
+		if k := bytes.IndexByte(b[i:], tagBeginObject); k >= 0 && (j < 0 || k < j) {
+			j = k
+		}
+		if j < 0 {
+			return false
+		}
+		i += j
+		if r.blockHeaderAt(b[i:], 0) {
+			return true
+		}
+	}
+	return false
 }
 
 // movedBlock runs when the V3–V5 block just read (into r.blk, after pad
