@@ -232,7 +232,13 @@
 //     have (the runtime numbers stacks from 1 after each sequence point,
 //     and on from block to block) while no damage was skipped since the
 //     last StackBlock: the block is read with that one, a Damage of 4
-//     bytes (the events would otherwise get other stacks, or none). V1/V2 records and V6
+//     bytes (the events would otherwise get other stacks, or none);
+//     unless its first ID is below that one and its stacks are the ones
+//     the table holds under their IDs, IP for IP: then the block was
+//     written twice, and is skipped, a Damage of its bytes that lost no
+//     event. A StackBlock that numbers from 1 after damage, while the
+//     table holds stacks, follows a sequence point the damage took: the
+//     table starts again with it. V1/V2 records and V6
 //     blocks carry no marks; after damage the reader reads one only when
 //     it is credible (its sizes add up, it refers to metadata it has, its
 //     timestamp is in range, and the next one after it checks too; a V6

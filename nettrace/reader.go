@@ -2033,12 +2033,31 @@ func (r *Reader) stackBlock() error {
 		// damaged (zeroed), and the stacks are lost with it.
 		return r.errf(ErrFormat, "stack block header", r.blkOff, "stack count 0, but %d bytes follow", c.left())
 	}
-	if want := r.nextStackID(); want != 0 && id != want && n > 0 {
+	want := r.nextStackID()
+	if n > 0 && id < want && r.repeatsStacks(c, id, n) {
+		// A block written twice: its stacks are the table's already.
+		e := r.errf(ErrFormat, "stack block", r.blkOff, "%d bytes that repeat stacks %d to %d, which the table holds", len(r.blk), id, id+n-1).(*Error)
+		if r.strict {
+			return e
+		}
+		r.damage = append(r.damage, Damage{Block: r.blkName, Offset: r.blkOff, Length: int64(len(r.blk)), Err: e})
+		return nil
+	}
+	if want != 0 && id != want && n > 0 {
 		e := r.errf(ErrFormat, "stack block header", r.blkOff, "first stack ID %d, not %d, the next: the field is damaged; read as %d", id, want, want).(*Error)
 		if err := r.noteDamage(e, r.blkOff, 4); err != nil {
 			return err // strict
 		}
 		id = want
+	}
+	if want == 0 && id == 1 && n > 0 && r.ver >= 4 && r.ver <= 5 && (len(r.stackRefs) > 0 || len(r.stacks) > 0) {
+		// The runtime numbers its stacks from 1 again only after a
+		// sequence point, which empties the table: the damage since the
+		// last StackBlock took one (nextStackID tells nothing after
+		// damage). The table starts again here; the IPs stay where the
+		// events read so far found them.
+		clear(r.stacks)
+		r.stackRefs = r.stackRefs[:0]
 	}
 	r.stackMark = r.damages
 	ps := r.info.PointerSize
@@ -2079,6 +2098,45 @@ func (r *Reader) stackBlock() error {
 		id++
 	}
 	return nil
+}
+
+// repeatsStacks reports whether the n stacks from c on, numbered from id,
+// are the ones the table holds under those IDs, IP for IP: a StackBlock
+// written twice. c is left where it was.
+func (r *Reader) repeatsStacks(c *cursor, id, n uint32) bool {
+	cc := *c
+	ps := r.info.PointerSize
+	for i := uint32(0); i < n; i++ {
+		size := int(cc.u32())
+		b := cc.bytes(size)
+		if cc.bad || size%ps != 0 {
+			return false
+		}
+		var have stackRef
+		if k := id + i - r.stackBase; id+i >= r.stackBase && int(k) < len(r.stackRefs) {
+			have = r.stackRefs[k]
+		} else if sr, ok := r.stacks[id+i]; ok {
+			have = sr
+		} else {
+			return false
+		}
+		if int(have.n)*ps != size {
+			return false
+		}
+		ips := r.ips[have.off : have.off+have.n]
+		for j := range ips {
+			var v uint64
+			if ps == 8 {
+				v = binary.LittleEndian.Uint64(b[j*8:])
+			} else {
+				v = uint64(binary.LittleEndian.Uint32(b[j*4:]))
+			}
+			if ips[j] != v {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // sequencePoint flushes the stack (and V6 label list) tables, and in V6
