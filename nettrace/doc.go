@@ -236,10 +236,15 @@
 //     unless its first ID is below that one and its stacks are the ones
 //     the table holds under their IDs, IP for IP: then the block was
 //     written twice, and is skipped, a Damage of its bytes that lost no
-//     event. A StackBlock that numbers from 1 after damage, while the
-//     table holds stacks, follows a sequence point the damage took: the
-//     table starts again with it. V1/V2 records and V6
-//     blocks carry no marks; after damage the reader reads one only when
+//     event. A V4/V5 EventBlock's or MetadataBlock's header size or
+//     flags other than the 20 and 1 the runtime writes are taken for
+//     damaged fields, a Damage of 4 bytes, when the block reads as whole
+//     records with those, more of them credible (defined metadata, times
+//     in the block's range) than with the stated ones; a newer writer's
+//     longer header is read as it states. A StackBlock that numbers from
+//     1 after damage, while the table holds stacks, follows a sequence
+//     point the damage took: the table starts again with it. V1/V2
+//     records and V6 blocks carry no marks; after damage the reader reads one only when
 //     it is credible (its sizes add up, it refers to metadata it has, its
 //     timestamp is in range, and the next one after it checks too; a V6
 //     block larger than the 60 KiB the reader looks at at once, as

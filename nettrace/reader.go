@@ -1259,7 +1259,7 @@ func (r *Reader) handleBlock(kind int) error {
 		if r.ver == 3 {
 			r.pos, r.compress = 0, false
 			r.tsLo, r.tsSpanNot = 0, 0
-		} else if err := r.eventBlockHeader(); err != nil {
+		} else if err := r.eventBlockHeader(kind); err != nil {
 			return err
 		} else {
 			r.blockTimes()
@@ -1287,12 +1287,21 @@ func (r *Reader) handleBlock(kind int) error {
 
 // eventBlockHeader reads the EventBlock/MetadataBlock header (V4+):
 // uint16 HeaderSize, uint16 Flags, int64 MinTimestamp, int64 MaxTimestamp, …
-func (r *Reader) eventBlockHeader() error {
+func (r *Reader) eventBlockHeader(kind int) error {
 	if len(r.blk) < 4 {
 		return r.errf(ErrFormat, "block header", r.blkOff, "block of %d bytes has no header", len(r.blk))
 	}
 	hs := int(binary.LittleEndian.Uint16(r.blk))
 	flags := binary.LittleEndian.Uint16(r.blk[2:])
+	if (hs != 20 || flags != 1) && (r.ver == 4 || r.ver == 5) {
+		if fhs, fflags, ok := r.standardHeader(kind, hs, flags); ok && (fhs != hs || fflags != flags) {
+			e := r.errf(ErrFormat, "block header", r.blkOff, "header size %d and flags %#x, where the block reads as whole records with the %d and %#x its writers write: the fields are damaged; read so", hs, flags, fhs, fflags).(*Error)
+			if err := r.noteDamage(e, r.blkOff, 4); err != nil {
+				return err // strict
+			}
+			hs, flags = fhs, fflags
+		}
+	}
 	if hs < 20 || hs > len(r.blk) {
 		return r.errf(ErrFormat, "block header", r.blkOff, "header size %d out of range (block is %d bytes)", hs, len(r.blk))
 	}
@@ -1300,6 +1309,75 @@ func (r *Reader) eventBlockHeader() error {
 	r.compress = flags&1 != 0
 	r.tsLo, r.tsSpanNot = 0, 0
 	return nil
+}
+
+// standardHeader runs when a V4/V5 EventBlock's or MetadataBlock's
+// header states a size other than the 20 bytes its writers write (the
+// size, the flags, the least and greatest timestamp), or flags other
+// than 1 (compressed headers, which the runtime writes; 0, uncompressed
+// ones, is checked too): a damaged field, or a newer writer's longer
+// header, which the format allows. When the block reads as whole records
+// of its kind (blockTiles) with a 20-byte header and the stated flags'
+// compression bit, or else with the other, and more of them are credible
+// (credibleRecords) than with the stated fields, it returns those: the
+// fields are what the damage changed, and the block's records are read.
+// (A whole block lost to one flipped byte of a MetadataBlock's header
+// would take every event that needs its metadata.)
+func (r *Reader) standardHeader(kind, hs int, flags uint16) (int, uint16, bool) {
+	if len(r.blk) < 20 {
+		return 0, 0, false
+	}
+	stated := -1 // the stated fields' credible records; -1: they do not tile
+	if flags <= 1 && hs >= 20 && hs <= len(r.blk) && r.blockTiles(kind, r.blk, nil) {
+		stated = r.credibleRecords(kind, hs, flags&1 != 0)
+	}
+	for _, f := range [...]uint16{flags & 1, flags&1 ^ 1} {
+		if hs == 20 && f == flags {
+			continue
+		}
+		c := make([]byte, len(r.blk))
+		copy(c, r.blk)
+		binary.LittleEndian.PutUint16(c, 20)
+		binary.LittleEndian.PutUint16(c[2:], f)
+		if r.blockTiles(kind, c, nil) && r.credibleRecords(kind, 20, f&1 != 0) > stated {
+			return 20, f, true
+		}
+	}
+	return 0, 0, false
+}
+
+// credibleRecords counts the records of the V4/V5 block just read, its
+// header taken to be hs bytes, whose headers (compressed or not, as said)
+// are credible: an event's metadata defined and its time in the block's
+// stated range, a metadata record's payload metadata that parses. Records
+// read from a wrong start may tile the block by chance (blockTiles checks
+// their structure only), but seldom make sense.
+func (r *Reader) credibleRecords(kind, hs int, compressed bool) int {
+	if !compressed {
+		return 0 // nothing to tell them apart by but their structure
+	}
+	lo := int64(binary.LittleEndian.Uint64(r.blk[4:]))
+	hi := int64(binary.LittleEndian.Uint64(r.blk[12:]))
+	cur := cursor{b: r.blk, i: hs}
+	var h evHeader
+	n := 0
+	for cur.left() > 0 && !cur.bad {
+		h.readCompressed(&cur, false)
+		p := cur.i
+		cur.bytes(int(h.payloadSize))
+		if cur.bad {
+			break
+		}
+		switch {
+		case kind == kindMetadata:
+			if _, err := parseMetadataV3(r.blk[p:cur.i]); err == nil {
+				n++
+			}
+		case r.lookupMeta(h.metaID) != nil && (lo > hi || h.ts >= lo && h.ts <= hi):
+			n++
+		}
+	}
+	return n
 }
 
 // blockTimes takes the range its events' timestamps must fall in from an
@@ -1946,7 +2024,7 @@ func (r *Reader) metadataBlock() error {
 	if r.ver == 6 {
 		return r.metadataBlockV6()
 	}
-	if err := r.eventBlockHeader(); err != nil {
+	if err := r.eventBlockHeader(kindMetadata); err != nil {
 		return err
 	}
 	r.hdr = evHeader{}
