@@ -3,7 +3,9 @@
 // n times, each block's padding recomputed for its new offset: a large
 // trace of real events for measuring how a command's memory grows with
 // the trace's size (BENCHMARKS.md, "Parquet export"). Readers see the
-// same metadata, stacks and events n times over.
+// same metadata, stacks and events n times over. (Each repetition's
+// EventBlocks state a time range wider by its number of ticks, so that
+// no block repeats another byte for byte: the reader would skip it.)
 //
 //	go run ./bench/repeattrace -n 50 -o /tmp/rep50.nettrace in.nettrace[.zip]
 package main
@@ -103,14 +105,36 @@ func repeat(b []byte, n int) ([]byte, error) {
 		return nil, fmt.Errorf("offset %d: not the end of the stream", p)
 	}
 	out := append([]byte(nil), b[:start]...)
-	for range n {
+	for r := range n {
 		for _, bl := range blocks {
 			out = append(out, bl.head...)
 			for len(out)%4 != 0 {
 				out = append(out, 0)
 			}
+			at := len(out)
 			out = append(append(out, bl.data...), 6)
+			if r > 0 && bytes.Contains(bl.head, []byte("EventBlock")) {
+				widen(out[at:at+len(bl.data)], r)
+			}
 		}
 	}
 	return append(out, 1), nil
+}
+
+// widen widens the time range an EventBlock's header states (its least
+// and greatest timestamps, after the header's size and flags) by d ticks
+// each way, so that the blocks of each repetition differ from the
+// others' (a reader skips, as damage, an event block that repeats one it
+// read before), while their events stay within it.
+func widen(blk []byte, d int) {
+	if len(blk) < 20 || binary.LittleEndian.Uint16(blk) < 20 {
+		return
+	}
+	lo := binary.LittleEndian.Uint64(blk[4:])
+	hi := binary.LittleEndian.Uint64(blk[12:])
+	if lo == 0 && hi == 0 || lo < uint64(d) {
+		return
+	}
+	binary.LittleEndian.PutUint64(blk[4:], lo-uint64(d))
+	binary.LittleEndian.PutUint64(blk[12:], hi+uint64(d))
 }
