@@ -470,7 +470,7 @@ func (r *Reader) readFSTypeHeader() (name []byte, version int32, end bool, err e
 			// read, and the tags are a Damage of 3 bytes that lost no
 			// event. (Skipped, a metadata or stack block took the
 			// events of every block that refers to it.)
-			e := framing("bad tags %d %d %d, want %d %d %d, before the rest of a %s's header: the tags are damaged; the block is read", tag, h[1], h[2], tagBeginPrivateObject, tagBeginPrivateObject, tagNullReference, h[15:15+le32(h[11:])])
+			e := framing("bad tags %d %d %d, want %d %d %d, before the rest of a block's header: the tags are damaged; the block is read", tag, h[1], h[2], tagBeginPrivateObject, tagBeginPrivateObject, tagNullReference)
 			if err := r.noteDamage(e.(*Error), at, 3); err != nil {
 				return nil, 0, false, err
 			}
@@ -480,6 +480,21 @@ func (r *Reader) readFSTypeHeader() (name []byte, version int32, end bool, err e
 	}
 	version = int32(binary.LittleEndian.Uint32(h[3:]))
 	n := binary.LittleEndian.Uint32(h[11:])
+	if r.ver >= 3 && r.ver <= 5 && !knownBlockType(h, n) {
+		if k, what, off, size := blockTypeFix(h, n); k != nil {
+			// A block's type, but for one damaged field of it: the
+			// block is read, and the field is a Damage that lost no
+			// event. (Skipped, a metadata or stack block took the events
+			// of every block that refers to it.)
+			e := framing("%s: the field is damaged, in the header of a %s; the block is read", what, k)
+			if err := r.noteDamage(e.(*Error), at+int64(off), int64(size)); err != nil {
+				return nil, 0, false, err
+			}
+			name = append(r.scratch[:0], k...)
+			r.s.discard(15 + len(k) + 1)
+			return name, version, false, nil
+		}
+	}
 	if n > 48 {
 		return nil, 0, false, framing("type name length %d out of range", n)
 	}
@@ -495,6 +510,68 @@ func (r *Reader) readFSTypeHeader() (name []byte, version int32, end bool, err e
 	return name, version, false, nil
 }
 
+// knownBlockType reports whether object header h names a block type of
+// V3–V5 streams in its n bytes, followed by its EndObject tag.
+func knownBlockType(h []byte, n uint32) bool {
+	if n > 13 || len(h) < 15+int(n)+1 || h[15+n] != tagEndObject {
+		return false
+	}
+	for _, k := range fsBlockNames {
+		if bytes.Equal(h[15:15+n], k) {
+			return true
+		}
+	}
+	return false
+}
+
+// blockTypeFix looks at an object header h whose type (length n, name,
+// EndObject tag) does not check for the block type, of the known ones,
+// that one damaged field or byte of it would be: its name's length (the
+// name and the tag after it right), the tag after the name, or one byte
+// of the name (the length and the tag right; the four names differ in
+// more than one byte). It returns that type, what was wrong, and where
+// the damaged bytes are in h and how many; nil when no one field
+// accounts for it.
+func blockTypeFix(h []byte, n uint32) (k []byte, what string, off, size int) {
+	for _, k := range fsBlockNames {
+		l := len(k)
+		if len(h) < 15+l+1 {
+			continue
+		}
+		name, tagOK, lenOK := h[15:15+l], h[15+l] == tagEndObject, n == uint32(l)
+		switch diff := bytesDiffer(name, k); {
+		case diff == 0 && tagOK && !lenOK:
+			return k, fmt.Sprintf("type name length %d, not the %d of %s", n, l, k), 11, 4
+		case diff == 0 && lenOK && !tagOK:
+			return k, fmt.Sprintf("byte %d after the type, not its EndObject tag", h[15+l]), 15 + l, 1
+		case diff == 1 && lenOK && tagOK:
+			return k, fmt.Sprintf("type %q, not %s", name, k), 15 + mismatch(name, k), 1
+		}
+	}
+	return nil, "", 0, 0
+}
+
+// bytesDiffer is how many bytes a and b (of one length) differ in.
+func bytesDiffer(a, b []byte) int {
+	d := 0
+	for i := range a {
+		if a[i] != b[i] {
+			d++
+		}
+	}
+	return d
+}
+
+// mismatch is the index of the first byte where a and b differ.
+func mismatch(a, b []byte) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return len(a)
+}
+
 // blockRest reports whether h, an object header whose tags are not
 // right, is a block's header but for them (blockHeaderAt with the tags
 // put right).
@@ -503,6 +580,28 @@ func (r *Reader) blockRest(h []byte) bool {
 	n := copy(c[:], h)
 	c[0], c[1], c[2] = tagBeginPrivateObject, tagBeginPrivateObject, tagNullReference
 	return r.blockHeaderAt(c[:n], 0)
+}
+
+// nearBlockHeader reports whether h is a block's header but for its tags
+// (blockRest), or but for one field of its type or its version fields,
+// which readFSTypeHeader reads past (V3–V5): what may follow a block
+// whose size is right.
+func (r *Reader) nearBlockHeader(h []byte) bool {
+	if r.blockRest(h) {
+		return true
+	}
+	var c [maxFSHeader]byte
+	n := copy(c[:], h)
+	c[0], c[1], c[2] = tagBeginPrivateObject, tagBeginPrivateObject, tagNullReference
+	if n < 15 || r.ver < 3 || r.ver > 5 {
+		return false
+	}
+	if knownBlockType(c[:n], le32(c[11:])) {
+		return true
+	}
+	version, minVersion := le32(c[3:]), le32(c[7:])
+	k, _, _, _ := blockTypeFix(c[:n], le32(c[11:]))
+	return k != nil && (version <= 2 || r.fsKnown) && minVersion <= 2
 }
 
 // firstObjectRest reports whether h, an object header whose tags are
@@ -1035,8 +1134,15 @@ func (r *Reader) nextFSObject() error {
 		return r.ioErr(err, "block size", at, 4)
 	}
 	size := binary.LittleEndian.Uint32(h)
+	var highByte *Error // the size's high byte taken for damaged
 	if size > maxObjectSize {
-		return as(classFraming, r.errf(ErrFormat, "block size", at, "block size %d out of range", size))
+		if size&0xFFFFFF == 0 || r.ver < 3 || r.ver > 5 {
+			return as(classFraming, r.errf(ErrFormat, "block size", at, "block size %d out of range", size))
+		}
+		// Blocks are far smaller than 16 MiB: its high byte is damaged,
+		// if the block frames with the low three (checked below).
+		highByte = r.errf(ErrFormat, "block size", at, "block size %d out of range; read as %d, which frames the block: its high byte is damaged", size, size&0xFFFFFF).(*Error)
+		size &= 0xFFFFFF
 	}
 	pad := int((4 - (r.s.off-r.phase)&3) & 3)
 	padChecked := r.checkPhase || r.phase != 0
@@ -1066,6 +1172,10 @@ func (r *Reader) nextFSObject() error {
 			}
 			return r.cutBlock(kind, err, int64(size))
 		}
+	} else if highByte != nil && r.framed() {
+		if err := r.noteDamage(highByte, at, 4); err != nil {
+			return err // strict
+		}
 	} else if !r.framed() {
 		var ok bool
 		var err error
@@ -1088,14 +1198,15 @@ func (r *Reader) nextFSObject() error {
 // framed reports whether the V3–V5 block just read is followed by what
 // must follow it: its EndObject tag, then the next object's header or the
 // stream's NullReference end, the input's last byte (or the input's end,
-// which the next read finds). The next header's tags may be damaged
-// (blockRest): readFSTypeHeader reads it then. (An EndObject and a
+// which the next read finds). The next header's tags, one field of its
+// type or its version fields may be damaged (nearBlockHeader):
+// readFSTypeHeader reads it then, or skips it as damage of its own. (An EndObject and a
 // NullReference byte inside the input are as likely as any two bytes in
 // a payload: where a damaged size put the block's end on them, the block
 // swallowed the next ones.)
 func (r *Reader) framed() bool {
 	b, _ := r.s.peek(1 + maxFSHeader)
-	return len(b) == 0 || b[0] == tagEndObject && (len(b) == 1 || b[1] == tagNullReference && len(b) == 2 || r.blockRest(b[1:]))
+	return len(b) == 0 || b[0] == tagEndObject && (len(b) == 1 || b[1] == tagNullReference && len(b) == 2 || r.nearBlockHeader(b[1:]))
 }
 
 // sizeOvershoot runs when the V3–V5 block just read (into r.blk, from the

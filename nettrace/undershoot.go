@@ -23,9 +23,10 @@ import "bytes"
 // itself is damaged).
 func (r *Reader) sizeUndershoot(kind int, at int64, size uint32) (bool, error) {
 	ahead, err := r.s.peek(searchWindow)
-	if len(ahead) > 1 && r.blockRest(ahead[1:]) {
-		// The next block's header (its tags may be damaged too)
-		// follows the one byte where the EndObject tag should be: the
+	if len(ahead) > 1 && r.nearBlockHeader(ahead[1:]) {
+		// The next block's header (its tags, a field of its type or
+		// its versions may be damaged too) follows the one byte where
+		// the EndObject tag should be: the
 		// size is right and the tag damaged. (The search below would
 		// take the next block's bytes, its header included, for
 		// records of this one.)
