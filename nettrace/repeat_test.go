@@ -42,19 +42,7 @@ func TestRepeatedBlock(t *testing.T) {
 			for _, order := range []Order{FileOrder, TimeOrder} {
 				want, wantN, _, _ := readFull(t, data, order)
 				got, n, damage, err := readFull(t, bad, order)
-				lost, changed := 0, 0
-				for k, w := range want {
-					g, ok := got[k]
-					if ok && g.off >= int64(b.end) {
-						g.off -= int64(b.end - b.hdr) // after the copy
-					}
-					switch {
-					case !ok:
-						lost++
-					case g != w:
-						changed++
-					}
-				}
+				lost, changed := lostChanged(want, got, b.end, b.end-b.hdr)
 				r, _, _ := readToEnd(bad, order)
 				bad1 := n != wantN || lost > 0 || changed > 0 || r.Dropped() != ri.Dropped() || !errors.Is(err, ErrDamaged) || len(damage) == 0
 				if isAligned && !bad1 {

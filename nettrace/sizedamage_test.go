@@ -739,3 +739,41 @@ func TestBlockTagsDamaged(t *testing.T) {
 		}
 	}
 }
+
+// lostChanged compares the events read from a damaged copy (got) with the
+// intact trace's (want): how many are missing and how many differ. The
+// copy's offsets from at on are moved back by shift (bytes the damage
+// inserted before them).
+func lostChanged(want, got map[eventKey]fullEvent, at int, shift int) (lost, changed int) {
+	for k, w := range want {
+		g, ok := got[k]
+		if ok && g.off >= int64(at) {
+			g.off -= int64(shift)
+		}
+		switch {
+		case !ok:
+			lost++
+		case g != w:
+			changed++
+		}
+	}
+	return lost, changed
+}
+
+// sampledTrace is a trace a damage test reads, and which of its blocks
+// it damages: every every-th.
+type sampledTrace struct {
+	path  string
+	every int
+}
+
+// threeTraces are the traces of the damage tests: the pyroscope trace
+// (V5), the arraytypes trace (V5) and the 3.0 trace (V4), each with
+// the share of its blocks a test damages.
+func threeTraces(pyro, arr, v4 int) []sampledTrace {
+	return []sampledTrace{
+		{"../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace", pyro},
+		{filepath.Join(repoTraces, "eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"), arr},
+		{filepath.Join(repoTraces, "eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"), v4},
+	}
+}

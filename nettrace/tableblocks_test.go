@@ -26,14 +26,7 @@ import (
 // repeated StackBlock. (A repeated MetadataBlock or sequence point only
 // defines or checks again what it did, and is read as it is.)
 func TestTableBlocksRepeatedOrWiped(t *testing.T) {
-	for _, tr := range []struct {
-		path  string
-		every int
-	}{
-		{"../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace", 1},
-		{filepath.Join(repoTraces, "eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"), 1},
-		{filepath.Join(repoTraces, "eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"), 3},
-	} {
+	for _, tr := range threeTraces(1, 1, 3) {
 		path := tr.path
 		data := loadTrace(t, path)
 		tried := map[string]int{}
@@ -55,19 +48,7 @@ func TestTableBlocksRepeatedOrWiped(t *testing.T) {
 					}
 					tried[b.name+" "+kind]++
 					got, n, damage, err := readFull(t, bad, order)
-					lost, changed := 0, 0
-					for k, w := range want {
-						g, ok := got[k]
-						if ok && g.off >= int64(b.end) {
-							g.off -= int64(shift)
-						}
-						switch {
-						case !ok:
-							lost++
-						case g != w:
-							changed++
-						}
-					}
+					lost, changed := lostChanged(want, got, b.end, shift)
 					// A repeated MetadataBlock or sequence point defines or
 					// checks again what it did: nothing to report.
 					reported := errors.Is(err, ErrDamaged) || err == io.EOF && b.name != "StackBlock" && kind == "repeated"

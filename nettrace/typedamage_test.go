@@ -20,14 +20,7 @@ import (
 // block before it was taken for one whose size shrank, its search for an
 // end making up events from the damaged header.
 func TestBlockTypeDamaged(t *testing.T) {
-	for _, tr := range []struct {
-		path  string
-		every int
-	}{
-		{"../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace", 9},
-		{filepath.Join(repoTraces, "eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"), 1},
-		{filepath.Join(repoTraces, "eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"), 31},
-	} {
+	for _, tr := range threeTraces(9, 1, 31) {
 		data := loadTrace(t, tr.path)
 		copies := 0
 		for _, order := range []Order{FileOrder, TimeOrder} {
@@ -51,14 +44,7 @@ func TestBlockTypeDamaged(t *testing.T) {
 					bad := bytes.Clone(data)
 					bad[f.at] ^= f.x
 					got, n, damage, err := readFull(t, bad, order)
-					lost, changed := 0, 0
-					for k, w := range want {
-						if g, ok := got[k]; !ok {
-							lost++
-						} else if g != w {
-							changed++
-						}
-					}
+					lost, changed := lostChanged(want, got, len(data), 0)
 					if lost > 0 || changed > 0 || n != wantN || !errors.Is(err, ErrDamaged) || len(damage) != 1 || damage[0].Events != 0 {
 						t.Errorf("%s, %v, %s at %d, %s (byte %d ^%#x): %d lost, %d changed, %d events (intact %d); %v, damage %v",
 							filepath.Base(tr.path), order, b.name, b.hdr, f.what, f.at, f.x, lost, changed, n, wantN, err, damage)

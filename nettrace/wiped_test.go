@@ -17,14 +17,7 @@ import (
 // trace's 97 event blocks). Now only the wiped block's events are lost,
 // and the damage counts each of them.
 func TestWipedBlock(t *testing.T) {
-	for _, tr := range []struct {
-		path  string
-		every int
-	}{
-		{"../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace", 1},
-		{filepath.Join(repoTraces, "eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"), 1},
-		{filepath.Join(repoTraces, "eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"), 4},
-	} {
+	for _, tr := range threeTraces(1, 1, 4) {
 		data := loadTrace(t, tr.path)
 		var blocks []fsBlock
 		for _, b := range fsBlocks(data) {
