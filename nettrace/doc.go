@@ -243,8 +243,11 @@
 //     in the block's range) than with the stated ones; a newer writer's
 //     longer header is read as it states. A StackBlock that numbers from
 //     1 after damage, while the table holds stacks, follows a sequence
-//     point the damage took: the table starts again with it. V1/V2
-//     records and V6 blocks carry no marks; after damage the reader reads one only when
+//     point the damage took: the table starts again with it. A V4/V5
+//     metadata record that gives an ID the trace defined another meaning
+//     is damage (the runtime gives each metadata its own ID), and the
+//     ID's events keep its first. V1/V2 records and V6 blocks carry no
+//     marks; after damage the reader reads one only when
 //     it is credible (its sizes add up, it refers to metadata it has, its
 //     timestamp is in range, and the next one after it checks too; a V6
 //     block larger than the 60 KiB the reader looks at at once, as

@@ -2098,6 +2098,28 @@ func (r *Reader) addMetadata(m *Metadata) {
 	r.putMeta(m)
 }
 
+// redefined returns an error when m, of a V4/V5 MetadataBlock, gives an
+// ID the trace defined before another meaning: the runtime gives each
+// metadata an ID of its own for the session, so such a record is damage
+// (a block read from a wrong start can make one of a real record's
+// bytes), and the events of the ID keep its first meaning. A record that
+// defines an ID again as it was (a block written twice) is no error.
+func (r *Reader) redefined(m *Metadata) error {
+	if r.ver != 4 && r.ver != 5 {
+		return nil
+	}
+	old := r.lookupMeta(m.ID)
+	// (m's GUID is derived from its provider's name later, when the
+	// record gives none.)
+	if old == nil || old.Provider == m.Provider && (m.ProviderGUID.IsZero() || old.ProviderGUID == m.ProviderGUID) && old.EventID == m.EventID &&
+		old.Version == m.Version && old.Name == m.Name && len(old.Fields) == len(m.Fields) && old.Keywords == m.Keywords &&
+		old.Level == m.Level && old.Opcode == m.Opcode {
+		return nil
+	}
+	return fmt.Errorf("metadata ID %d, defined before as %s/%d (version %d), defined again as %q/%d (version %d)",
+		m.ID, old.Provider, old.EventID, old.Version, m.Provider, m.EventID, m.Version)
+}
+
 // putMeta files m under m.ID.
 func (r *Reader) putMeta(m *Metadata) {
 	r.sorted.newMetaEpoch() // time order's IDs may now name other metadata
@@ -2147,6 +2169,9 @@ func (r *Reader) metadataBlock() error {
 		}
 		r.pos = end
 		m, err := parseMetadataV3(r.blk[p : p+int(r.hdr.payloadSize)])
+		if err == nil {
+			err = r.redefined(m)
+		}
 		if err != nil {
 			// The record's size is known: only it is lost.
 			if err := r.recover(as(classRecord, r.metaErr(err, r.blkOff+int64(start), p))); err != nil {
