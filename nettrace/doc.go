@@ -242,8 +242,10 @@
 //     records with those, more of them credible (defined metadata, times
 //     in the block's range) than with the stated ones; a newer writer's
 //     longer header is read as it states. A StackBlock that numbers from
-//     1 after damage, while the table holds stacks, follows a sequence
-//     point the damage took: the table starts again with it. A V4/V5
+//     1 while the table holds stacks follows a sequence point that damage
+//     took, or moved after it: the table starts again with it, and a
+//     sequence point before the next event block (the moved one) keeps
+//     that table. A V4/V5
 //     metadata record that gives an ID the trace defined another meaning
 //     is damage (the runtime gives each metadata its own ID), and the
 //     ID's events keep its first. V1/V2 records and V6 blocks carry no

@@ -187,6 +187,10 @@ type Reader struct {
 	damages    int     // addDamage calls; mark: their number when the current block began
 	mark       int
 	stackMark  int // damages when the last StackBlock was read (nextStackID)
+	// restarted: the last StackBlock numbered its stacks from 1 while the
+	// table held others, and no event block came after it (stackBlock,
+	// sequencePoint).
+	restarted bool
 	// prints are the last event blocks read (repeatedBlock), printN how
 	// many were.
 	prints [blockPrints]blockPrint
@@ -1364,6 +1368,7 @@ func (r *Reader) nextV6Block() error {
 func (r *Reader) handleBlock(kind int) error {
 	switch kind {
 	case kindEvent:
+		r.restarted = false
 		if repeat, err := r.repeatedBlock(); repeat {
 			return err
 		}
@@ -2257,21 +2262,30 @@ func (r *Reader) stackBlock() error {
 		r.damage = append(r.damage, Damage{Block: r.blkName, Offset: r.blkOff, Length: int64(len(r.blk)), Err: e})
 		return nil
 	}
-	if want != 0 && id != want && n > 0 {
+	restart := id == 1 && n > 0 && r.ver >= 4 && r.ver <= 5 && (len(r.stackRefs) > 0 || len(r.stacks) > 0)
+	if want != 0 && id != want && n > 0 && !restart {
 		e := r.errf(ErrFormat, "stack block header", r.blkOff, "first stack ID %d, not %d, the next: the field is damaged; read as %d", id, want, want).(*Error)
 		if err := r.noteDamage(e, r.blkOff, 4); err != nil {
 			return err // strict
 		}
 		id = want
 	}
-	if want == 0 && id == 1 && n > 0 && r.ver >= 4 && r.ver <= 5 && (len(r.stackRefs) > 0 || len(r.stacks) > 0) {
+	if restart {
 		// The runtime numbers its stacks from 1 again only after a
-		// sequence point, which empties the table: the damage since the
-		// last StackBlock took one (nextStackID tells nothing after
-		// damage). The table starts again here; the IPs stay where the
-		// events read so far found them.
+		// sequence point, which empties the table: the damage took one,
+		// or moved it after this block (the two swapped). The table
+		// starts again here; the IPs stay where the events read so far
+		// found them. A sequence point before the next event block is
+		// the moved one, and keeps the table (sequencePoint).
+		if want > 1 {
+			e := r.errf(ErrFormat, "stack block header", r.blkOff, "first stack ID 1, not %d, the next, while the table holds stacks: a sequence point before it is lost or moved; the table starts again", want).(*Error)
+			if err := r.noteDamage(e, r.blkOff, 4); err != nil {
+				return err // strict
+			}
+		}
 		clear(r.stacks)
 		r.stackRefs = r.stackRefs[:0]
+		r.restarted = true
 	}
 	r.stackMark = r.damages
 	ps := r.info.PointerSize
@@ -2356,12 +2370,22 @@ func (r *Reader) repeatsStacks(c *cursor, id, n uint32) bool {
 // sequencePoint flushes the stack (and V6 label list) tables, and in V6
 // the thread and metadata tables when its flags say so.
 func (r *Reader) sequencePoint() error {
-	r.spSeen = true
 	r.drops.moved = false
 	r.drops.hold(r.blkOff, r.drops.dropped)
-	clear(r.stacks)
-	r.stackRefs = r.stackRefs[:0]
-	r.ips = r.ips[:0]
+	if r.restarted {
+		// The StackBlock just before it, with no event block between,
+		// numbered its stacks from 1 while the table held others: this
+		// sequence point came before it when written (the two were
+		// swapped), and the table the events after it need is that
+		// block's. Nor does it end a stretch in time order: the events
+		// held refer to the table it would flush.
+		r.restarted = false
+	} else {
+		r.spSeen = true
+		clear(r.stacks)
+		r.stackRefs = r.stackRefs[:0]
+		r.ips = r.ips[:0]
+	}
 	if r.ver != 6 {
 		if len(r.blk) < 12 {
 			return r.errf(ErrFormat, "", 0, "sequence point of %d bytes is too short", len(r.blk))
