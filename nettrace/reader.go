@@ -461,7 +461,13 @@ func (r *Reader) readFSTypeHeader() (name []byte, version int32, end bool, err e
 		return nil, 0, false, framing("bad tag %d, want %d", tag, tagBeginPrivateObject)
 	}
 	if (tag != tagBeginObject && tag != tagBeginPrivateObject) || h[1] != tag || h[2] != tagNullReference {
-		e := framing("bad tags %d %d %d, want %d %d %d", tag, h[1], h[2], tagBeginPrivateObject, tagBeginPrivateObject, tagNullReference)
+		// V3 writers (and the Trace object of some) begin objects with
+		// BeginObject, the later ones with BeginPrivateObject.
+		want := byte(tagBeginPrivateObject)
+		if r.ver == 3 {
+			want = tagBeginObject
+		}
+		e := framing("bad tags %d %d %d, want %d %d %d", tag, h[1], h[2], want, want, tagNullReference)
 		switch {
 		case r.ver == 0 && firstObjectRest(h):
 			// The stream's first object, whose type name and the rest
@@ -474,7 +480,7 @@ func (r *Reader) readFSTypeHeader() (name []byte, version int32, end bool, err e
 			// read, and the tags are a Damage of 3 bytes that lost no
 			// event. (Skipped, a metadata or stack block took the
 			// events of every block that refers to it.)
-			e := framing("bad tags %d %d %d, want %d %d %d, before the rest of a block's header: the tags are damaged; the block is read", tag, h[1], h[2], tagBeginPrivateObject, tagBeginPrivateObject, tagNullReference)
+			e := framing("bad tags %d %d %d, want %d %d %d, before the rest of a block's header: the tags are damaged; the block is read", tag, h[1], h[2], want, want, tagNullReference)
 			if err := r.noteDamage(e.(*Error), at, 3); err != nil {
 				return nil, 0, false, err
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -55,5 +56,22 @@ func TestBlockTypeDamaged(t *testing.T) {
 		if copies < 30 {
 			t.Errorf("%s: %d copies", tr.path, copies)
 		}
+	}
+}
+
+// TestV3TagsWanted: the message of a damaged V3 block's tags names the
+// tags V3 writers write (BeginObject, 4), not the later ones (audit
+// damage3's m1).
+func TestV3TagsWanted(t *testing.T) {
+	data := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore2.1-linux-x64-tracelogging.netperf.zip"))
+	at := bytes.Index(data, []byte("EventBlock")) - 15
+	if at < 0 || data[at] != tagBeginObject {
+		t.Fatalf("no V3 EventBlock header with BeginObject tags at %d", at)
+	}
+	bad := bytes.Clone(data)
+	bad[at] ^= 0xff
+	_, _, damage, _ := readFull(t, bad, FileOrder)
+	if len(damage) == 0 || !strings.Contains(damage[0].Err.Error(), "want 4 4 1") {
+		t.Errorf("damage %v, want the first to say the tags wanted are 4 4 1", damage)
 	}
 }
