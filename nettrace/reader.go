@@ -1176,7 +1176,7 @@ func (r *Reader) nextFSObject() error {
 		}
 		// The input ends inside the block: a cut, or a size the damage
 		// made too large, which the next block's header inside it shows.
-		if ok, serr := r.sizeOvershoot(at, size); !ok {
+		if ok, serr := r.sizeOvershoot(at, size, kind); !ok {
 			if serr != nil {
 				return serr // strict
 			}
@@ -1193,7 +1193,7 @@ func (r *Reader) nextFSObject() error {
 			ok, err = r.movedBlock(kind, size, pad)
 		}
 		if err == nil && !ok {
-			ok, err = r.sizeOvershoot(at, size)
+			ok, err = r.sizeOvershoot(at, size, -1)
 		}
 		if err == nil && !ok {
 			_, err = r.sizeUndershoot(kind, at, size)
@@ -1230,8 +1230,10 @@ func (r *Reader) framed() bool {
 // and nothing is lost to the size) and reports true. In strict mode it
 // returns that damage's error instead. It leaves the block as it was and
 // reports false when no header is in it (the size may be right and the
-// damage after the block, or the input cut short).
-func (r *Reader) sizeOvershoot(at int64, size uint32) (bool, error) {
+// damage after the block, or the input cut short). When the input ended
+// in the block (endKind is its kind, else -1), the stream's end as its
+// last two bytes, after whole records of the block, ends it too.
+func (r *Reader) sizeOvershoot(at int64, size uint32, endKind int) (bool, error) {
 	blk := r.blk
 	ahead, _ := r.s.peek(1 + maxFSHeader)
 	for i := 0; i < len(blk); i++ {
@@ -1246,7 +1248,10 @@ func (r *Reader) sizeOvershoot(at int64, size uint32) (bool, error) {
 			h = append(append(r.backBuf[:0], h...), ahead...)
 			r.backBuf = h[:0]
 		}
-		if !r.blockHeaderAt(h, 0) {
+		// The stream's end as the input's last two bytes, after the
+		// block's records: the trace's last block, whose size grew.
+		streamEnd := endKind >= 0 && i+2 == len(blk) && blk[i+1] == tagNullReference && r.blockTiles(endKind, blk[:i], nil)
+		if !streamEnd && !r.blockHeaderAt(h, 0) {
 			continue
 		}
 		e := r.errf(ErrFormat, "block size", at, "block size %d runs past the block's EndObject tag at %d, %d bytes in: the size is damaged; the block ends there", size, r.blkOff+int64(i), i).(*Error)

@@ -3,6 +3,7 @@ package nettrace
 import (
 	"bytes"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,5 +74,37 @@ func TestV3TagsWanted(t *testing.T) {
 	_, _, damage, _ := readFull(t, bad, FileOrder)
 	if len(damage) == 0 || !strings.Contains(damage[0].Err.Error(), "want 4 4 1") {
 		t.Errorf("damage %v, want the first to say the tags wanted are 4 4 1", damage)
+	}
+}
+
+// TestLastBlockSizeGrown grows the size of the last block of two traces
+// (an EventBlock's, a sequence point's), so that it runs past the input's
+// end: the stream's end is in the bytes read, after the block's records,
+// and the size is a Damage that lost nothing, not a trace cut short
+// (audit damage3's m2).
+func TestLastBlockSizeGrown(t *testing.T) {
+	for _, path := range []string{filepath.Join(repoTraces, "eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"),
+		filepath.Join(repoTraces, "eventpipe-dotnetcore2.1-linux-x64-tracelogging.netperf.zip")} {
+		data := loadTrace(t, path)
+		var sizeAt int
+		if blocks := fsBlocks(data); len(blocks) > 0 && !strings.HasSuffix(path, ".netperf.zip") {
+			sizeAt = blocks[len(blocks)-1].sizeAt
+		} else {
+			sizeAt = bytes.Index(data, []byte("EventBlock")) + len("EventBlock") + 1 // V3: its only block
+		}
+		for _, grow := range []byte{0x01, 0x10} {
+			bad := bytes.Clone(data)
+			bad[sizeAt+1] ^= grow // 256 or 4,096 bytes more
+			for _, order := range []Order{FileOrder, TimeOrder} {
+				want, wantN, _, _ := readFull(t, data, order)
+				got, n, damage, err := readFull(t, bad, order)
+				lost, changed := lostChanged(want, got, len(data), 0)
+				if lost > 0 || changed > 0 || n != wantN || !errors.Is(err, ErrDamaged) || errors.Is(err, io.ErrUnexpectedEOF) ||
+					len(damage) != 1 || damage[0].Offset != int64(sizeAt) || damage[0].Length != 4 {
+					t.Errorf("%s, %v, last block's size grown (^%#x at %d): %d lost, %d changed, %d events (intact %d); %v, damage %v",
+						filepath.Base(path), order, grow, sizeAt+1, lost, changed, n, wantN, err, damage)
+				}
+			}
+		}
 	}
 }
