@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -608,14 +609,7 @@ func strictEnd(t *testing.T, data []byte) error {
 // diffEvents counts the events of want that got lacks (lost) and those it
 // holds otherwise (changed).
 func diffEvents(want, got map[eventKey]fullEvent) (lost, changed int) {
-	for k, w := range want {
-		if g, ok := got[k]; !ok {
-			lost++
-		} else if g != w {
-			changed++
-		}
-	}
-	return lost, changed
+	return lostChanged(want, got, math.MaxInt, 0)
 }
 
 // changedEvents counts the events of want that got lacks or holds

@@ -33,7 +33,7 @@ func TestSequencePointSwapped(t *testing.T) {
 				a, b, c := blocks[i].hdr, blocks[i+1].hdr, blocks[i+1].end
 				bad := slices.Concat(data[:a], data[b:c], data[a:b], data[c:])
 				got, n, damage, err := readFull(t, bad, order)
-				lost, changed := lostChanged(want, got, len(data), 0)
+				lost, changed := diffEvents(want, got)
 				if lost > 0 || changed > 0 || n != wantN || !errors.Is(err, ErrDamaged) {
 					t.Errorf("%s, %v, SPBlock at %d swapped with the StackBlock after it: %d lost, %d changed, %d events (intact %d); %v, damage %v",
 						filepath.Base(tr.path), order, a, lost, changed, n, wantN, err, damage)

@@ -46,7 +46,7 @@ func TestBlockTypeDamaged(t *testing.T) {
 					bad := bytes.Clone(data)
 					bad[f.at] ^= f.x
 					got, n, damage, err := readFull(t, bad, order)
-					lost, changed := lostChanged(want, got, len(data), 0)
+					lost, changed := diffEvents(want, got)
 					if lost > 0 || changed > 0 || n != wantN || !errors.Is(err, ErrDamaged) || len(damage) != 1 || damage[0].Events != 0 {
 						t.Errorf("%s, %v, %s at %d, %s (byte %d ^%#x): %d lost, %d changed, %d events (intact %d); %v, damage %v",
 							filepath.Base(tr.path), order, b.name, b.hdr, f.what, f.at, f.x, lost, changed, n, wantN, err, damage)
@@ -98,7 +98,7 @@ func TestLastBlockSizeGrown(t *testing.T) {
 			for _, order := range []Order{FileOrder, TimeOrder} {
 				want, wantN, _, _ := readFull(t, data, order)
 				got, n, damage, err := readFull(t, bad, order)
-				lost, changed := lostChanged(want, got, len(data), 0)
+				lost, changed := diffEvents(want, got)
 				if lost > 0 || changed > 0 || n != wantN || !errors.Is(err, ErrDamaged) || errors.Is(err, io.ErrUnexpectedEOF) ||
 					len(damage) != 1 || damage[0].Offset != int64(sizeAt) || damage[0].Length != 4 {
 					t.Errorf("%s, %v, last block's size grown (^%#x at %d): %d lost, %d changed, %d events (intact %d); %v, damage %v",
