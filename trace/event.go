@@ -557,7 +557,7 @@ func (e *Event) appendFields(dst []byte, json bool) ([]byte, error) {
 		}
 		return dst, clrimpl.ErrUnknownEvent
 	}
-	if e.generated && e.r != nil && e.r.drives != nil && e.et != nil {
+	if e.generated && e.r != nil && e.r.drives != nil && e.et != nil && (d.ProviderGUID == fileIOGUID || d.ProviderGUID == imageGUID) {
 		// The paths TraceEvent shows with drive letters (userPaths) are
 		// written from the decoded value, which has them.
 		if ev, err := e.Decode(); err == nil && pathField(ev) != nil {

@@ -41,6 +41,7 @@ var (
 	registryGUID  = kernelevents.ProviderRegistry.GUID()
 	diskIOGUID    = kernelevents.ProviderDiskIo.GUID()
 	pageFaultGUID = kernelevents.ProviderPageFault.GUID()
+	imageGUID     = kernelevents.ProviderImage.GUID() // whose FileName userPaths turns
 )
 
 // namesFile says whether a FileIO opcode names a file: Name (0),
