@@ -597,12 +597,14 @@ func (r *Reader) blockRest(h []byte) bool {
 // which readFSTypeHeader reads past (V3–V5): what may follow a block
 // whose size is right.
 func (r *Reader) nearBlockHeader(h []byte) bool {
+	if r.blockRest(h) {
+		// (Before c below, which escapes through blockTypeFix's message:
+		// the usual header costs no allocation.)
+		return true
+	}
 	var c [maxFSHeader]byte
 	n := copy(c[:], h)
 	c[0], c[1], c[2] = tagBeginPrivateObject, tagBeginPrivateObject, tagNullReference
-	if r.blockHeaderAt(c[:n], 0) { // blockRest
-		return true
-	}
 	if n < 15 || r.ver < 3 || r.ver > 5 {
 		return false
 	}
