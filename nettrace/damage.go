@@ -794,6 +794,17 @@ func (r *Reader) undefinedMeta(off int64) error {
 	return r.undefinedRef(off, "undefined metadata", "refers to metadata id %d, which is not defined", h.metaID)
 }
 
+// strayThread is the error of the event whose header, at stream offset
+// off, was just read into r.hdr and names a capture thread that a garbled
+// header made up (dropCounter.stray): damage whose fields the block's
+// later headers inherit, so the rest of the block is lost with it, as
+// for undefinedMeta.
+func (r *Reader) strayThread(off int64) error {
+	h := &r.hdr
+	return as(classBlock, r.errf(ErrFormat, "event", off,
+		"capture thread %d, not seen before, first comes with sequence number %d, %d above the number before it: a session numbers each thread's events from 1; a damaged header, whose fields the block's later headers inherit", h.captureThreadID, h.seq, h.seq-r.drops.curSeq))
+}
+
 func le16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }
 
 // nextInside looks for the next credible block (V1/V2: event record) in

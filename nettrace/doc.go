@@ -176,7 +176,16 @@
 //     itself damage, and each header after it in the block inherits the
 //     fields it set and adds its time to that one's: the rest of the block
 //     is lost with it, rather than read with garbled threads and moved
-//     times.
+//     times. So is a compressed header (V4, V5; not a block's first) that
+//     names a capture thread never seen, nor listed by a sequence point,
+//     numbered not 1 but a delta of less than 2^21 above the event before
+//     it, while no damage was found since the last sequence point: a
+//     session numbers each thread's events from 1, and that is how the
+//     first header after a garbled one that still parses (a flipped flags
+//     bit makes it read its fields from other bytes) mostly names a
+//     thread. A thread whose first events the runtime dropped, numbered
+//     so by chance, is taken for damage too; none of the repository's or
+//     the shared traces has one (each numbers every thread from 1).
 //   - The framing: a V3–V5 (FastSerialization) block whose end tag is not
 //     where its size says, or whose header is not one, is damage to the
 //     framing: the reader searches on for the next block header, whose

@@ -1,6 +1,7 @@
 package nettrace
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 )
@@ -85,46 +86,79 @@ func TestDroppedGarbledNumbers(t *testing.T) {
 }
 
 // TestDroppedUndetectedDamage writes over headers of the .NET Core 3.0
-// trace (no drops) so that they still parse and the reader finds no
-// damage. At 2,717,506 (4d ca 18 25) the event at 2,717,505 takes a
-// number 86 above its thread's last, and the rest of its block moves up
-// by 77: 86 + 3 × 77 = 317 events counted as dropped. At
-// 961,073 one byte of a compressed header's sequence delta (0x81, as 0x13)
-// moves numbers the same way: 4,575 counted. The
-// threads' numbers in later blocks go back below the moved ones, which
-// shows the gaps were not the runtime's: 9 and 11 are counted now.
-// What is left is not a moved number: 9 of the 86 at 2,717,506 are not
-// undone by the thread's later numbers (the garbled header's number is
-// off by 9 more than the move), and events that the
-// damage took without the reader finding it (0x13 loses 5) leave real
-// gaps, which can only count as drops. The count stays within 16 events
-// of the events missing. (As 0x7f, the byte made an event's payload
-// swallow 312 events, undetected, until the reader checked stack IDs: a
-// header after it refers to a stack no block defined, and the damage is
-// found.)
+// trace (no drops) so that they still parse.
+//
+// A garbled sequence delta of a header whose capture thread the trace
+// knows moves the numbers of the rest of its block (each compressed
+// header's number is a delta from the one before it, whatever its
+// thread): the reader cannot tell, but the threads' numbers in later
+// blocks go back below the moved ones, which shows the gaps were not the
+// runtime's, so none counts as dropped. 5 added to the delta of every
+// 997th event's header (where it states one in a byte) leaves every event
+// in and Dropped 0.
+//
+// At 2,717,506 (4d ca 18 25) and at 961,073 (one byte of a sequence
+// delta, 0x81 as 0x13) the damage once went unfound too: the numbers
+// moved, and 317 and 4,575 events counted as dropped before the gaps
+// waited for a later number, 9 and 11 after. Both make the next header
+// that states a thread of its own name one never seen, numbered a delta
+// above the event before it: damage now (dropCounter.stray), found, and
+// no event counted as dropped.
 func TestDroppedUndetectedDamage(t *testing.T) {
 	data := loadTrace(t, "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip")
-	_, whole, _ := readToEnd(data, FileOrder)
-	if whole != 105540 || data[961073] != 0x81 {
-		t.Fatalf("the intact trace: %d events, byte %#x at 961073", whole, data[961073])
+	r, whole, _ := readToEnd(data, FileOrder)
+	if whole != 105540 || data[961073] != 0x81 || r.Dropped() != 0 {
+		t.Fatalf("the intact trace: %d events, byte %#x at 961073, Dropped %d", whole, data[961073], r.Dropped())
 	}
-	for _, c := range []struct {
-		p      patch
-		before uint64 // Dropped before the gaps waited for a later number
-	}{
-		{patch{2717506, [4]byte{0x4d, 0xca, 0x18, 0x25}}, 317},
-		{patch{961070, [4]byte{0x01, 0x03, 0x00, 0x13}}, 4575},
-	} {
-		bad := patched(data, c.p)
+	var offs []int64
+	rd := mustReader(t, bytes.NewReader(data))
+	for {
+		e, err := rd.Next()
+		if err != nil {
+			break
+		}
+		offs = append(offs, e.Offset)
+	}
+	moved := 0
+	for i := 100; i < len(offs); i += 997 {
+		at := int(offs[i])
+		f := data[at]
+		if f&2 == 0 { // no sequence delta
+			continue
+		}
+		p := at + 1
+		if f&1 != 0 { // the metadata ID's varint first
+			for data[p]&0x80 != 0 {
+				p++
+			}
+			p++
+		}
+		if data[p] >= 0x7b { // not a one-byte varint after adding 5
+			continue
+		}
+		moved++
+		bad := bytes.Clone(data)
+		bad[p] += 5
 		for _, o := range []Order{FileOrder, TimeOrder} {
 			r, n, _ := readToEnd(bad, o)
-			if len(r.Damage()) > 0 {
-				t.Errorf("%v, %v: damage found (%v); the test needs damage that is not", c.p, o, r.Damage())
-				continue
+			if len(r.Damage()) > 0 || n != whole || r.Dropped() != 0 {
+				t.Errorf("delta at %d moved by 5, %v: %d events of %d, Dropped %d, damage %v", p, o, n, whole, r.Dropped(), r.Damage())
 			}
-			missing := uint64(whole - n)
-			if got := r.Dropped(); got > missing+16 {
-				t.Errorf("%v, %v: Dropped %d (was %d), %d events missing", c.p, o, got, c.before, missing)
+		}
+	}
+	if moved < 10 {
+		t.Errorf("%d deltas moved; the test needs more", moved)
+	}
+	for _, p := range []patch{
+		{2717506, [4]byte{0x4d, 0xca, 0x18, 0x25}},
+		{961070, [4]byte{0x01, 0x03, 0x00, 0x13}},
+	} {
+		if !checkLost(t, fmt.Sprint(p), data, whole, []patch{p}, 16, true) {
+			t.Errorf("%v: no damage found", p)
+		}
+		for _, o := range []Order{FileOrder, TimeOrder} {
+			if r, _, _ := readToEnd(patched(data, p), o); r.Dropped() != 0 {
+				t.Errorf("%v, %v: Dropped %d", p, o, r.Dropped())
 			}
 		}
 	}

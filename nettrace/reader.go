@@ -191,6 +191,9 @@ type Reader struct {
 	// table held others, and no event block came after it (stackBlock,
 	// sequencePoint).
 	restarted bool
+	// blkFirst is where the V4+ event block's first event starts: its
+	// header states its number in full (dropCounter.stray).
+	blkFirst int
 	// prints are the last event blocks read (repeatedBlock), printN how
 	// many were.
 	prints [blockPrints]blockPrint
@@ -1434,7 +1437,7 @@ func (r *Reader) eventBlockHeader(kind int) error {
 	if hs < 20 || hs > len(r.blk) {
 		return r.errf(ErrFormat, "block header", r.blkOff, "header size %d out of range (block is %d bytes)", hs, len(r.blk))
 	}
-	r.pos = hs
+	r.pos, r.blkFirst = hs, hs
 	r.compress = flags&1 != 0
 	r.tsLo, r.tsSpanNot = 0, 0
 	return nil
@@ -1957,6 +1960,8 @@ func (r *Reader) fillEvent(start, p int, stack []byte) (bool, error) {
 	if r.ver >= 4 {
 		if d := &r.drops; d.next(h.captureThreadID, h.seq) {
 			d.curSeq = h.seq
+		} else if r.compress && start != r.blkFirst && d.stray(h.captureThreadID, h.seq) {
+			return false, r.strayThread(off)
 		} else {
 			d.event(h.captureThreadID, h.seq)
 		}
@@ -2409,6 +2414,7 @@ func (r *Reader) sequencePoint() error {
 		for i, at := uint32(0), 12; i < n && at+12 <= len(r.blk); i, at = i+1, at+12 {
 			r.drops.checkpoint(binary.LittleEndian.Uint64(r.blk[at:]), binary.LittleEndian.Uint32(r.blk[at+8:]))
 		}
+		r.drops.pointEpoch = r.drops.epoch
 		return nil
 	}
 	clear(r.labels)

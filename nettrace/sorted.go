@@ -676,6 +676,8 @@ func (r *Reader) holdRecord() error {
 	}
 	if d := &r.drops; d.next(hd.captureThreadID, hd.seq) {
 		d.curSeq = hd.seq
+	} else if r.compress && start != r.blkFirst && d.stray(hd.captureThreadID, hd.seq) {
+		return r.strayThread(r.blkOff + int64(start))
 	} else {
 		d.event(hd.captureThreadID, hd.seq)
 	}
