@@ -376,15 +376,70 @@ func TestBlockVersionSweep(t *testing.T) {
 // version field of the block header at hdr, holding v, and nothing lost.
 func checkVersionNoted(t *testing.T, err error, damage []Damage, hdr int, v int32) {
 	t.Helper()
+	checkFieldNoted(t, err, damage, hdr, 3, fmt.Sprintf("object version %d,", v))
+}
+
+// checkFieldNoted checks that err ends a trace whose damage is the 4-byte
+// field at hdr+at of the block header at hdr, whose message says want,
+// and nothing lost.
+func checkFieldNoted(t *testing.T, err error, damage []Damage, hdr, at int, want string) {
+	t.Helper()
 	var de *DamageError
 	if !errors.As(err, &de) || errors.Is(err, ErrUnsupported) {
-		t.Errorf("version %d at %d: final error %v, want a *DamageError", v, hdr, err)
+		t.Errorf("%s at %d: final error %v, want a *DamageError", want, hdr, err)
 		return
 	}
-	want := fmt.Sprintf("object version %d,", v)
-	if len(damage) != 1 || damage[0].Offset != int64(hdr)+3 || damage[0].Length != 4 || damage[0].Events != 0 ||
+	if len(damage) != 1 || damage[0].Offset != int64(hdr+at) || damage[0].Length != 4 || damage[0].Events != 0 ||
 		damage[0].Err.Offset != int64(hdr) || !strings.Contains(damage[0].Err.Msg, want) || !errors.Is(damage[0].Err, ErrFormat) {
-		t.Errorf("version %d at %d: damage %v, want only the version field's 4 bytes at %d, %q, nothing lost", v, hdr, damage, hdr+3, want)
+		t.Errorf("%s at %d: damage %v, want only the field's 4 bytes at %d, nothing lost", want, hdr, damage, hdr+at)
+	}
+}
+
+// TestBlockVersionFieldsSweep gives blocks spread over every V3–V5 trace
+// (not the first) a version this reader reads but other than the
+// blocks' (V3 writes 1, V4 and V5 2), or another minimum reader version
+// (V3 writes 0, V4 and V5 2), one at a time: each block is read as the
+// others, every event comes out unchanged in both orders, and the field
+// is the one damage, named at its header. Such a field was read with no
+// damage reported (the third audit's m3).
+func TestBlockVersionFieldsSweep(t *testing.T) {
+	for ti, tr := range sweepTraces(t) {
+		headers := blockHeaders(tr.data)
+		if len(headers) < 3 {
+			continue // V1/V2 and V6: no FastSerialization blocks
+		}
+		t.Run(tr.name, func(t *testing.T) {
+			full, _, _ := readSweep(t, tr.data)
+			blocks := blockRanges(full)
+			rng := rand.New(rand.NewPCG(uint64(ti), 0x5e7))
+			const n = 8
+			for j := range min(n, len(headers)-1) {
+				hdr := headers[1+j*(len(headers)-1)/min(n, len(headers)-1)]
+				for _, f := range []struct {
+					at   int
+					name string
+				}{{3, "object version"}, {7, "minimum reader version"}} {
+					old := int32(le32(tr.data[hdr+f.at:]))
+					v := old
+					for v == old {
+						v = int32(rng.Uint32N(3)) // 0, 1 or 2
+						if f.at == 7 && rng.IntN(2) == 0 {
+							v = int32(rng.Uint32()) // any, negative too
+						}
+					}
+					bad := bytes.Clone(tr.data)
+					binary.LittleEndian.PutUint32(bad[hdr+f.at:], uint32(v))
+					for _, order := range []Order{FileOrder, TimeOrder} {
+						checkDamage(t, bad, hdr, hdr+f.at+4, full, blocks, order, false)
+					}
+					r, events, err := readToEnd(bad, FileOrder)
+					checkFieldNoted(t, err, r.Damage(), hdr, f.at, fmt.Sprintf("%s %d, where the blocks before it state %d", f.name, v, old))
+					if events != len(full) {
+						t.Errorf("%s %d at %d: %d events, want all %d", f.name, v, hdr, events, len(full))
+					}
+				}
+			}
+		})
 	}
 }
 

@@ -217,7 +217,9 @@
 //     version midway), or negative anywhere, it is a damaged field of a
 //     header whose tags and type name are right: the block is read as the
 //     others were, and the field recorded as a Damage of its 4 bytes that
-//     lost no event. So is the trace header's sync time when it is no
+//     lost no event. So is a block's version (one this reader reads) or
+//     minimum reader version other than the first block's: a writer
+//     states the same in every block. So is the trace header's sync time when it is no
 //     date (a field out of range, or a day of the week that is not the
 //     date's, counted from Sunday = 0 as SYSTEMTIME does or from Monday =
 //     0 as one-collect's record-trace writes it): every wall-clock time

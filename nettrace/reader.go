@@ -194,6 +194,12 @@ type Reader struct {
 	// blkFirst is where the V4+ event block's first event starts: its
 	// header states its number in full (dropCounter.stray).
 	blkFirst int
+	// The version and minimum reader version the first block whose
+	// version this reader reads stated (fsVerSet), which every block
+	// after it states (blockVersions); minVer is the object header's
+	// just read.
+	fsVer, fsMinVer, minVer int32
+	fsVerSet                bool
 	// prints are the last event blocks read (repeatedBlock), printN how
 	// many were.
 	prints [blockPrints]blockPrint
@@ -431,6 +437,34 @@ func (r *Reader) readHeader() error {
 	return r.readFSTrace()
 }
 
+// blockVersions checks the version (up to 2) and minimum reader version
+// of the V3–V5 block object header just read against the first block's:
+// a writer states the same in every block (V3's 1 and 0, V4's and V5's 2
+// and 2), so a block that states others has the field damaged. The block
+// is read as the others were, the field recorded as a Damage of its 4
+// bytes that lost no event. (One damaged in the first block makes every
+// later block's differ; the reader cannot tell which is the damaged one,
+// and records each.)
+func (r *Reader) blockVersions(version int32) error {
+	if !r.fsVerSet {
+		r.fsVer, r.fsMinVer, r.fsVerSet = version, r.minVer, true
+		return nil
+	}
+	for _, f := range [...]struct {
+		name      string
+		got, want int32
+		at        int64
+	}{{"object version", version, r.fsVer, 3}, {"minimum reader version", r.minVer, r.fsMinVer, 7}} {
+		if f.got != f.want {
+			e := r.errf(ErrFormat, "object header", r.blkHdrOff, "%s %d, where the blocks before it state %d: the field is damaged; the block is read", f.name, f.got, f.want)
+			if err := r.noteDamage(e.(*Error), r.blkHdrOff+f.at, 4); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // readFSTypeHeader reads a FastSerialization object header
 //
 //	BeginObject, BeginObject, NullReference, int32 version,
@@ -492,6 +526,7 @@ func (r *Reader) readFSTypeHeader() (name []byte, version int32, end bool, err e
 		}
 	}
 	version = int32(binary.LittleEndian.Uint32(h[3:]))
+	r.minVer = int32(binary.LittleEndian.Uint32(h[7:]))
 	n := binary.LittleEndian.Uint32(h[11:])
 	if r.ver >= 3 && r.ver <= 5 && !knownBlockType(h, n) {
 		if k, what, off, size := blockTypeFix(h, n); k != nil {
@@ -1140,6 +1175,8 @@ func (r *Reader) nextFSObject() error {
 		if err := r.noteDamage(e.(*Error), r.blkHdrOff+3, 4); err != nil {
 			return err
 		}
+	} else if err := r.blockVersions(version); err != nil {
+		return err // strict
 	}
 	r.fsKnown = true
 	// int32 size, padding to a 4-byte stream offset, content.
