@@ -250,9 +250,16 @@
 //     event. A V4/V5 EventBlock's or MetadataBlock's header size or
 //     flags other than the 20 and 1 the runtime writes are taken for
 //     damaged fields, a Damage of 4 bytes, when the block reads as whole
-//     records with those, more of them credible (defined metadata, times
-//     in the block's range) than with the stated ones; a newer writer's
-//     longer header is read as it states. A StackBlock that numbers from
+//     records with those, more of their bytes credible (defined
+//     metadata, times in the block's range, each capture thread's next
+//     number) than with the stated ones; a newer writer's longer header is
+//     read as it states. So are the flags of a V4/V5 block's first
+//     compressed header, a Damage of their byte, when they are not the
+//     ones the runtime writes there (an event block's 0xcf or 0x8f, a
+//     metadata block's 0xc4 or 0xc6), or a metadata record does not
+//     parse, and the block reads as whole records, as credible at least,
+//     with the usual ones: every header after the first inherits the
+//     fields it sets, and each was misread. A StackBlock that numbers from
 //     1 while the table holds stacks follows a sequence point that damage
 //     took, or moved after it: the table starts again with it, and a
 //     sequence point before the next event block (the moved one) keeps

@@ -1477,7 +1477,66 @@ func (r *Reader) eventBlockHeader(kind int) error {
 	r.pos, r.blkFirst = hs, hs
 	r.compress = flags&1 != 0
 	r.tsLo, r.tsSpanNot = 0, 0
+	if (r.ver == 4 || r.ver == 5) && r.compress && hs < len(r.blk) && !firstFlags(kind, r.blk[hs]) {
+		_, err := r.firstFlagsFix(kind)
+		return err
+	}
 	return nil
+}
+
+// firstFlags reports whether f is flags the runtime writes in the first
+// compressed header of a V4/V5 block of the kind: an event block's
+// states its metadata ID, capture thread and sequence number, thread,
+// stack and size (0x8f), and most often IsSorted (0xcf); a metadata
+// block's its thread, size and IsSorted (0xc4), and often its capture
+// thread and sequence number (0xc6). (Every block of the repository's and
+// the shared traces.)
+func firstFlags(kind int, f byte) bool {
+	if kind == kindMetadata {
+		return f == 0xc4 || f == 0xc6
+	}
+	return f == 0xcf || f == 0x8f
+}
+
+// firstFlagsFix runs when a V4/V5 block's first compressed header has
+// flags its writers do not write there (firstFlags), or a metadata
+// block's record does not parse (the damage may have turned the usual
+// flags into the other usual ones): every header after the first
+// inherits the fields it sets, so when they are damaged, each record
+// after it is misread and the block is lost (a metadata block takes
+// every event that needs its metadata). When the block reads as whole records
+// of its kind (blockTiles) with one of the usual flags and no fewer of
+// them are credible (credibleRecords) than with the stated ones (a flag
+// that adds 16 bytes of activity ID can swallow one record and leave the
+// rest credible, their times and numbers moved together), the byte is
+// what the damage changed: it is put right and recorded as a Damage of
+// its byte that lost no event, and firstFlagsFix reports true. Else the
+// block is read as it states.
+func (r *Reader) firstFlagsFix(kind int) (bool, error) {
+	at := r.blkFirst
+	stated := r.blk[at]
+	best, most := stated, -1 // -1: the stated flags do not tile the block
+	if r.blockTiles(kind, r.blk, nil) {
+		most = r.credibleRecords(kind, at, true)
+	}
+	cands := [...]byte{0xcf, 0x8f}
+	if kind == kindMetadata {
+		cands = [...]byte{0xc6, 0xc4}
+	}
+	for _, f := range cands {
+		r.blk[at] = f
+		if r.blockTiles(kind, r.blk, nil) {
+			if n := r.credibleRecords(kind, at, true); n > most || n == most && best == stated {
+				best, most = f, n
+			}
+		}
+	}
+	r.blk[at] = best
+	if best == stated {
+		return false, nil
+	}
+	e := r.errf(ErrFormat, "event header", r.blkOff+int64(at), "flags %#x in the block's first header, where the block reads as whole records with %#x, as its writers write the first: the byte is damaged; read so", stated, best)
+	return true, r.noteDamage(e.(*Error), r.blkOff+int64(at), 1)
 }
 
 // standardHeader runs when a V4/V5 EventBlock's or MetadataBlock's
@@ -1515,12 +1574,17 @@ func (r *Reader) standardHeader(kind, hs int, flags uint16) (int, uint16, bool) 
 	return 0, 0, false
 }
 
-// credibleRecords counts the records of the V4/V5 block just read, its
-// header taken to be hs bytes, whose headers (compressed or not, as said)
-// are credible: an event's metadata defined and its time in the block's
-// stated range, a metadata record's payload metadata that parses. Records
-// read from a wrong start may tile the block by chance (blockTiles checks
-// their structure only), but seldom make sense.
+// credibleRecords counts the bytes of the records of the V4/V5 block just
+// read, its header taken to be hs bytes, whose headers (compressed or not,
+// as said) are credible: an event's metadata defined, its time in the
+// block's stated range and its sequence number its capture thread's next
+// (1 for a thread not seen), a metadata record's payload metadata that
+// parses.
+// Records read from a wrong start may tile the block by chance (blockTiles
+// checks their structure only), but seldom make sense; bytes, not
+// records, are counted, since a misread header whose payload size is lost
+// reads its payload as many short records, each of which can inherit the
+// fields of a credible one.
 func (r *Reader) credibleRecords(kind, hs int, compressed bool) int {
 	if !compressed {
 		return 0 // nothing to tell them apart by but their structure
@@ -1530,7 +1594,9 @@ func (r *Reader) credibleRecords(kind, hs int, compressed bool) int {
 	cur := cursor{b: r.blk, i: hs}
 	var h evHeader
 	n := 0
+	var seqs map[uint64]uint32 // the capture threads' numbers in the block
 	for cur.left() > 0 && !cur.bad {
+		start := cur.i
 		h.readCompressed(&cur, false)
 		p := cur.i
 		cur.bytes(int(h.payloadSize))
@@ -1540,10 +1606,20 @@ func (r *Reader) credibleRecords(kind, hs int, compressed bool) int {
 		switch {
 		case kind == kindMetadata:
 			if _, err := parseMetadataV3(r.blk[p:cur.i]); err == nil {
-				n++
+				n += cur.i - start
 			}
 		case r.lookupMeta(h.metaID) != nil && (lo > hi || h.ts >= lo && h.ts <= hi):
-			n++
+			if seqs == nil {
+				seqs = make(map[uint64]uint32)
+			}
+			last, ok := seqs[h.captureThreadID]
+			if !ok {
+				last, _ = r.drops.last(h.captureThreadID) // 0 for a thread not seen
+			}
+			seqs[h.captureThreadID] = h.seq
+			if h.seq-last == 1 {
+				n += cur.i - start
+			}
 		}
 	}
 	return n
@@ -2221,14 +2297,32 @@ func (r *Reader) metadataBlock() error {
 		return err
 	}
 	r.hdr = evHeader{}
+	retry := (r.ver == 4 || r.ver == 5) && r.compress
 	for r.pos < len(r.blk) {
 		start := r.pos
 		p, end, _, err := r.readEventHeader()
-		if err != nil {
-			return err
+		var m *Metadata
+		if err == nil {
+			r.pos = end
+			m, err = parseMetadataV3(r.blk[p : p+int(r.hdr.payloadSize)])
 		}
-		r.pos = end
-		m, err := parseMetadataV3(r.blk[p : p+int(r.hdr.payloadSize)])
+		if err != nil && retry {
+			// Damaged flags in the first header misread every record:
+			// when the block reads better with the usual ones, it is
+			// read again from its start with them (the records before
+			// this one define again what they did).
+			retry = false
+			if fixed, ferr := r.firstFlagsFix(kindMetadata); fixed || ferr != nil {
+				if ferr != nil {
+					return ferr // strict
+				}
+				r.pos, r.hdr = r.blkFirst, evHeader{}
+				continue
+			}
+		}
+		if err != nil && r.pos == start {
+			return err // the header
+		}
 		if err == nil {
 			err = r.redefined(m)
 		}

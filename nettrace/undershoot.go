@@ -140,8 +140,11 @@ func (r *Reader) movedBlock(kind int, size uint32, pad int) (bool, error) {
 // (readCompressed), each followed by its payload). It checks the sizes
 // and the structure, not the values.
 func (r *Reader) blockTiles(kind int, a, b []byte) bool {
-	c := make([]byte, 0, len(a)+len(b))
-	c = append(append(c, a...), b...)
+	c := a
+	if len(b) > 0 {
+		c = make([]byte, 0, len(a)+len(b))
+		c = append(append(c, a...), b...)
+	}
 	switch kind {
 	case kindStack:
 		cur := cursor{b: c}
