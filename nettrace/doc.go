@@ -266,7 +266,10 @@
 //     that table. A V4/V5
 //     metadata record that gives an ID the trace defined another meaning
 //     is damage (the runtime gives each metadata its own ID), and the
-//     ID's events keep its first. V1/V2 records and V6 blocks carry no
+//     ID's events keep its first. The runtime numbers its metadata 1, 2,
+//     3, … as it writes them: a record whose ID is not defined, more than
+//     8 above the next one and other than it in one byte only has the
+//     field damaged, a Damage of its 4 bytes; it defines the next ID. V1/V2 records and V6 blocks carry no
 //     marks; after damage the reader reads one only when
 //     it is credible (its sizes add up, it refers to metadata it has, its
 //     timestamp is in range, and the next one after it checks too; a V6

@@ -200,6 +200,9 @@ type Reader struct {
 	// just read.
 	fsVer, fsMinVer, minVer int32
 	fsVerSet                bool
+	// metaNext is the metadata ID after the highest defined: the next a
+	// V4/V5 writer gives (metaIDFix).
+	metaNext uint32
 	// prints are the last event blocks read (repeatedBlock), printN how
 	// many were.
 	prints [blockPrints]blockPrint
@@ -2231,7 +2234,29 @@ func (r *Reader) addMetadata(m *Metadata) {
 	universalFields(m)
 	m.describe()
 	r.nmeta++
+	r.metaNext = max(r.metaNext, m.ID+1)
 	r.putMeta(m)
+}
+
+// metaIDFix checks the ID of m, a V4/V5 metadata record whose payload is
+// at r.blk[p:]: the runtime numbers its metadata 1, 2, 3, … in the order
+// it writes them (every record of the repository's and the shared traces
+// does), so a record defines metaNext, the ID after the highest defined.
+// An ID not defined, more than 8 above metaNext (records lost to damage
+// before it would make it a few above) and other than metaNext in one of
+// its four bytes only is a damaged field: m takes metaNext, and the field
+// is a Damage of its 4 bytes that lost no event. (Else the record would
+// define an ID no event refers to, and every event of the real one would
+// be lost as referring to metadata not defined.)
+func (r *Reader) metaIDFix(m *Metadata, p int) error {
+	want := max(r.metaNext, 1) // the first record defines 1
+	x := m.ID ^ want
+	if r.ver != 4 && r.ver != 5 || m.ID <= want+8 || x&0xff != x && x&0xff00 != x && x&0xff0000 != x && x&0xff000000 != x || r.lookupMeta(m.ID) != nil {
+		return nil
+	}
+	e := r.errf(ErrFormat, "metadata", r.blkOff+int64(p), "metadata ID %d, where the next the runtime gives is %d, other in one byte only: the field is damaged; read as %d", m.ID, want, want)
+	m.ID = want
+	return r.noteDamage(e.(*Error), r.blkOff+int64(p), 4)
 }
 
 // redefined returns an error when m, of a V4/V5 MetadataBlock, gives an
@@ -2324,6 +2349,9 @@ func (r *Reader) metadataBlock() error {
 			return err // the header
 		}
 		if err == nil {
+			if err = r.metaIDFix(m, p); err != nil {
+				return err // strict
+			}
 			err = r.redefined(m)
 		}
 		if err != nil {
