@@ -325,6 +325,9 @@ func TestBlockVersionDamage(t *testing.T) {
 // version this reader does not read (or a negative one), one at a time:
 // each is read as the others, every event comes out unchanged in both
 // orders, and the version field is the one damage, named at its header.
+// So for a version it reads but other than the blocks' (V3 writes 1, V4
+// and V5 2), and for another minimum reader version (V3 writes 0, V4 and
+// V5 2), which were read with no damage reported (the third audit's m3).
 // The first block too, with a version no writer takes the next step to
 // (above 16, or negative); with 3 it is a newer writer's format, which
 // this reader does not read (ErrUnsupported).
@@ -341,16 +344,39 @@ func TestBlockVersionSweep(t *testing.T) {
 			const n = 12
 			for j := range min(n, len(headers)-1) {
 				hdr := headers[1+j*(len(headers)-1)/min(n, len(headers)-1)]
-				v := int32(3 + rng.Uint32N(1<<32-1-3)) // negative ones too
-				bad := bytes.Clone(tr.data)
-				binary.LittleEndian.PutUint32(bad[hdr+3:], uint32(v))
-				for _, order := range []Order{FileOrder, TimeOrder} {
-					checkDamage(t, bad, hdr, hdr+4, full, blocks, order, false)
+				version, minVersion := int32(le32(tr.data[hdr+3:])), int32(le32(tr.data[hdr+7:]))
+				other := func(old int32, any bool) int32 { // 0–2 (or any) but old
+					for {
+						v := int32(rng.Uint32N(3))
+						if any && rng.IntN(2) == 0 {
+							v = int32(rng.Uint32())
+						}
+						if v != old {
+							return v
+						}
+					}
 				}
-				r, events, err := readToEnd(bad, FileOrder)
-				checkVersionNoted(t, err, r.Damage(), hdr, v)
-				if events != len(full) {
-					t.Errorf("version %d at %d: %d events, want all %d", v, hdr, events, len(full))
+				v := int32(3 + rng.Uint32N(1<<32-1-3)) // negative ones too
+				ov, om := other(version, false), other(minVersion, true)
+				for _, f := range []struct {
+					at   int
+					v    int32
+					want string
+				}{
+					{3, v, fmt.Sprintf("object version %d,", v)},
+					{3, ov, fmt.Sprintf("object version %d, where the blocks before it state %d", ov, version)},
+					{7, om, fmt.Sprintf("minimum reader version %d, where the blocks before it state %d", om, minVersion)},
+				} {
+					bad := bytes.Clone(tr.data)
+					binary.LittleEndian.PutUint32(bad[hdr+f.at:], uint32(f.v))
+					for _, order := range []Order{FileOrder, TimeOrder} {
+						checkDamage(t, bad, hdr, hdr+f.at+4, full, blocks, order, false)
+					}
+					r, events, err := readToEnd(bad, FileOrder)
+					checkFieldNoted(t, err, r.Damage(), hdr, f.at, f.want)
+					if events != len(full) {
+						t.Errorf("%s at %d: %d events, want all %d", f.want, hdr, events, len(full))
+					}
 				}
 			}
 			first := headers[0]
@@ -392,54 +418,6 @@ func checkFieldNoted(t *testing.T, err error, damage []Damage, hdr, at int, want
 	if len(damage) != 1 || damage[0].Offset != int64(hdr+at) || damage[0].Length != 4 || damage[0].Events != 0 ||
 		damage[0].Err.Offset != int64(hdr) || !strings.Contains(damage[0].Err.Msg, want) || !errors.Is(damage[0].Err, ErrFormat) {
 		t.Errorf("%s at %d: damage %v, want only the field's 4 bytes at %d, nothing lost", want, hdr, damage, hdr+at)
-	}
-}
-
-// TestBlockVersionFieldsSweep gives blocks spread over every V3–V5 trace
-// (not the first) a version this reader reads but other than the
-// blocks' (V3 writes 1, V4 and V5 2), or another minimum reader version
-// (V3 writes 0, V4 and V5 2), one at a time: each block is read as the
-// others, every event comes out unchanged in both orders, and the field
-// is the one damage, named at its header. Such a field was read with no
-// damage reported (the third audit's m3).
-func TestBlockVersionFieldsSweep(t *testing.T) {
-	for ti, tr := range sweepTraces(t) {
-		headers := blockHeaders(tr.data)
-		if len(headers) < 3 {
-			continue // V1/V2 and V6: no FastSerialization blocks
-		}
-		t.Run(tr.name, func(t *testing.T) {
-			full, _, _ := readSweep(t, tr.data)
-			blocks := blockRanges(full)
-			rng := rand.New(rand.NewPCG(uint64(ti), 0x5e7))
-			const n = 8
-			for j := range min(n, len(headers)-1) {
-				hdr := headers[1+j*(len(headers)-1)/min(n, len(headers)-1)]
-				for _, f := range []struct {
-					at   int
-					name string
-				}{{3, "object version"}, {7, "minimum reader version"}} {
-					old := int32(le32(tr.data[hdr+f.at:]))
-					v := old
-					for v == old {
-						v = int32(rng.Uint32N(3)) // 0, 1 or 2
-						if f.at == 7 && rng.IntN(2) == 0 {
-							v = int32(rng.Uint32()) // any, negative too
-						}
-					}
-					bad := bytes.Clone(tr.data)
-					binary.LittleEndian.PutUint32(bad[hdr+f.at:], uint32(v))
-					for _, order := range []Order{FileOrder, TimeOrder} {
-						checkDamage(t, bad, hdr, hdr+f.at+4, full, blocks, order, false)
-					}
-					r, events, err := readToEnd(bad, FileOrder)
-					checkFieldNoted(t, err, r.Damage(), hdr, f.at, fmt.Sprintf("%s %d, where the blocks before it state %d", f.name, v, old))
-					if events != len(full) {
-						t.Errorf("%s %d at %d: %d events, want all %d", f.name, v, hdr, events, len(full))
-					}
-				}
-			}
-		})
 	}
 }
 
