@@ -794,15 +794,38 @@ func (r *Reader) undefinedMeta(off int64) error {
 	return r.undefinedRef(off, "undefined metadata", "refers to metadata id %d, which is not defined", h.metaID)
 }
 
-// strayThread is the error of the event whose header, at stream offset
-// off, was just read into r.hdr and names a capture thread that a garbled
-// header made up (dropCounter.stray): damage whose fields the block's
-// later headers inherit, so the rest of the block is lost with it, as
-// for undefinedMeta.
-func (r *Reader) strayThread(off int64) error {
-	h := &r.hdr
-	return as(classBlock, r.errf(ErrFormat, "event", off,
-		"capture thread %d, not seen before, first comes with sequence number %d, %d above the number before it: a session numbers each thread's events from 1; a damaged header, whose fields the block's later headers inherit", h.captureThreadID, h.seq, h.seq-r.drops.curSeq))
+// eventNumber notes the capture thread and sequence number of the event
+// whose header, at r.blk[start:] (stream offset off), was just read into
+// r.hdr, when it is not its thread's next (the readers' inline check), or
+// returns the error of a made-up one.
+//
+// A compressed header naming a capture thread that a garbled header made
+// up (dropCounter.stray) is skipped alone and counted with the others
+// (its real thread's next number shows the gap): a damaged capture thread
+// field makes one, whose later headers inherit it until one states a
+// thread again, and the events after that are the trace's. But when a
+// known thread's number then jumps by more than the events so skipped,
+// the numbers of the block were moved from the damaged header on (a
+// header read from other bytes, whose later headers inherit its fields
+// and add their times to its): the rest of the block is lost with it,
+// rather than read with other times and numbers.
+func (r *Reader) eventNumber(start int, off int64) error {
+	h, d := &r.hdr, &r.drops
+	if r.compress && start != r.blkFirst {
+		if d.stray(h.captureThreadID, h.seq) {
+			r.strays++
+			r.uncounted = true // its thread's gap counts it
+			e := r.errf(ErrFormat, "event", off, "capture thread %d, not seen before, first comes with sequence number %d, %d above the number before it: a session numbers each thread's events from 1; a damaged header", h.captureThreadID, h.seq, h.seq-d.curSeq).(*Error)
+			e.kind = "made-up capture thread"
+			return as(classRecord, e)
+		}
+		if last, ok := d.last(h.captureThreadID); r.strays > 0 && ok && h.seq-last-1 > r.strays {
+			return as(classBlock, r.errf(ErrFormat, "event", off,
+				"capture thread %d comes with sequence number %d, %d after its last, past the %d events of made-up threads skipped before it in the block: the block's numbers and times were moved from the damaged header on", h.captureThreadID, h.seq, h.seq-last, r.strays))
+		}
+	}
+	d.event(h.captureThreadID, h.seq)
+	return nil
 }
 
 func le16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }

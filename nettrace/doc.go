@@ -176,16 +176,21 @@
 //     itself damage, and each header after it in the block inherits the
 //     fields it set and adds its time to that one's: the rest of the block
 //     is lost with it, rather than read with garbled threads and moved
-//     times. So is a compressed header (V4, V5; not a block's first) that
-//     names a capture thread never seen, nor listed by a sequence point,
+//     times. A compressed header (V4, V5; not a block's first) that names
+//     a capture thread never seen, nor listed by a sequence point,
 //     numbered not 1 but a delta of less than 2^21 above the event before
-//     it, while no damage was found since the last sequence point: a
-//     session numbers each thread's events from 1, and that is how the
-//     first header after a garbled one that still parses (a flipped flags
-//     bit makes it read its fields from other bytes) mostly names a
-//     thread. A thread whose first events the runtime dropped, numbered
-//     so by chance, is taken for damage too; none of the repository's or
-//     the shared traces has one (each numbers every thread from 1).
+//     it, while no damage was found since the last sequence point, is
+//     damage too: a session numbers each thread's events from 1, and so a
+//     damaged header that still parses (a flipped capture thread byte, or
+//     a flipped flags bit that makes it read its fields from other bytes)
+//     hands its made-up thread to the headers that inherit it. Each such
+//     event is skipped, counted in one Damage with the others; but when a
+//     known thread's number then jumps by more than the events so skipped,
+//     the block's numbers and times were moved from the damaged header
+//     on, and the rest of the block is lost with it. A thread whose first
+//     events the runtime dropped, numbered so by chance, is taken for
+//     damage too; none of the repository's or the shared traces has one
+//     (each numbers every thread from 1).
 //   - The framing: a V3–V5 (FastSerialization) block whose end tag is not
 //     where its size says, or whose header is not one, is damage to the
 //     framing: the reader searches on for the next block header, whose

@@ -123,22 +123,24 @@ func (d *dropCounter) event(th uint64, seq uint32) {
 // stray reports whether an event of capture thread th numbered seq, in
 // a block of compressed headers (before V6) and not the block's first
 // (whose header states its number in full), is one a garbled header made
-// up: a thread not seen before, no damage found so far, whose first
-// number is not 1 but the number of the event before it (whatever its
-// thread) plus less than strayDelta.
+// up: a thread not seen before, no damage found since the last sequence
+// point, whose first number is not 1 but the number of the event before
+// it (whatever its thread) plus less than strayDelta. (Reader.eventNumber
+// says what is lost with it.)
 //
 // A session numbers each thread's events from 1 (a thread whose first
 // events the runtime dropped starts higher, but by the events it
 // dropped, not by another thread's count), and a compressed header
 // states its number as a delta from the header before it. A header that
-// damage garbled but that still parses (a flags byte whose bits make it
-// read its fields from other bytes) hands its later headers a thread,
-// a sequence number and a time they inherit, and the first header after
-// it that states a thread of its own most often states one of the bytes'
-// making (0, 1, 26), with a number a byte or two of delta above the
-// one before (three bytes at most): on the .NET Core 3.0 trace, one flipped byte so made up to
-// 1,116 events with other threads, numbers and times, no check tripped,
-// and their gaps counted 1,259 events as the runtime's drops. Each of the
+// damage garbled but that still parses (a flipped capture thread byte, or
+// a flags byte whose bits make it read its fields from other bytes)
+// hands its later headers a thread, a sequence number and a time they
+// inherit, and the first header after it that states a thread of its own
+// most often states one of the bytes' making (0, 1, 26), with a number a
+// byte or two of delta above the one before (three bytes at most): on
+// the .NET Core 3.0 trace, one flipped byte so made up to 1,116 events
+// with other threads, numbers and times, no check tripped, and their
+// gaps counted 1,259 events as the runtime's drops. Each of the
 // repository's and the shared traces numbers every capture thread from 1.
 //
 // After damage, a thread whose first events were in the damage is seen

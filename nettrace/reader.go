@@ -192,8 +192,10 @@ type Reader struct {
 	// sequencePoint).
 	restarted bool
 	// blkFirst is where the V4+ event block's first event starts: its
-	// header states its number in full (dropCounter.stray).
+	// header states its number in full (dropCounter.stray). strays counts
+	// the events of the block skipped as made up (eventNumber).
 	blkFirst int
+	strays   uint32
 	// The version and minimum reader version the first block whose
 	// version this reader reads stated (fsVerSet), which every block
 	// after it states (blockVersions); minVer is the object header's
@@ -1438,6 +1440,7 @@ func (r *Reader) handleBlock(kind int) error {
 		}
 		r.hdr = evHeader{}
 		r.inEvents = true
+		r.strays = 0
 		r.drops.blockStart = r.drops.dropped
 		r.drops.blk++
 	case kindMetadata:
@@ -2076,10 +2079,8 @@ func (r *Reader) fillEvent(start, p int, stack []byte) (bool, error) {
 	if r.ver >= 4 {
 		if d := &r.drops; d.next(h.captureThreadID, h.seq) {
 			d.curSeq = h.seq
-		} else if r.compress && start != r.blkFirst && d.stray(h.captureThreadID, h.seq) {
-			return false, r.strayThread(off)
-		} else {
-			d.event(h.captureThreadID, h.seq)
+		} else if err := r.eventNumber(start, off); err != nil {
+			return false, err
 		}
 	}
 	ev := &r.ev

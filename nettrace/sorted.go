@@ -676,10 +676,8 @@ func (r *Reader) holdRecord() error {
 	}
 	if d := &r.drops; d.next(hd.captureThreadID, hd.seq) {
 		d.curSeq = hd.seq
-	} else if r.compress && start != r.blkFirst && d.stray(hd.captureThreadID, hd.seq) {
-		return r.strayThread(r.blkOff + int64(start))
-	} else {
-		d.event(hd.captureThreadID, hd.seq)
+	} else if err := r.eventNumber(start, r.blkOff+int64(start)); err != nil {
+		return err
 	}
 	// The stack table row, found as decodeEvent finds it.
 	var stkOff, stkLen uint32

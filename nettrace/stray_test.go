@@ -17,8 +17,9 @@ import (
 // times, and their gaps counted up to 1,259 events as the runtime's
 // drops (the intact trace has none). The first header after the damage
 // that names a capture thread of its own names one never seen, numbered
-// a delta above the event before it: that is damage now, and the rest of
-// the block is lost with it. What must hold: the damage is found, the
+// a delta above the event before it: that is damage now, each such event
+// skipped, and when a known thread's number then jumps past them, the
+// rest of the block is lost with it. What must hold: the damage is found, the
 // events it counts are the events missing (within a margin: the garbled
 // header before it can take a few), no event outside the damaged block is
 // lost or changed, at most one in it is changed (the garbled header's
@@ -162,13 +163,16 @@ func compressedTrace(sp int, extra []cEvent, blocks ...[]cEvent) []byte {
 }
 
 // TestStrayThreadSynthetic: which threads first seen with a number above
-// 1 are taken for made up (a garbled header's), and which are not. A
-// thread's first events the runtime dropped number its first event above
-// 1; that is damage only where the header states the number as a delta
-// of a few above the event before it, and no damage was found since the
-// last sequence point. Not at a block's start, whose first header states
-// its number in full; not where the delta goes round (the number is
-// below the one before); not for a thread a sequence point listed.
+// 1 are taken for made up (a garbled header's), and which are not, and
+// what is lost with them. A thread's first events the runtime dropped
+// number its first event above 1; that is damage only where the header
+// states the number as a delta of a few above the event before it, and
+// no damage was found since the last sequence point. Not at a block's
+// start, whose first header states its number in full; not where the
+// delta goes round (the number is below the one before); not for a
+// thread a sequence point listed. A made-up thread's event is lost alone,
+// unless a known thread's number then jumps by more than the events so
+// skipped: then the rest of the block.
 func TestStrayThreadSynthetic(t *testing.T) {
 	const a, b, c, d, e = 10, 20, 30, 40, 50
 	ok := [][]cEvent{
@@ -182,13 +186,22 @@ func TestStrayThreadSynthetic(t *testing.T) {
 			t.Errorf("%v: %d events of 10, %v, damage %v", o, n, err, r.Damage())
 		}
 		// e is first seen numbered 9, the event before it 7: taken for a
-		// garbled header's, the block's rest lost with it. a's next
-		// numbers, in the next blocks, show its two events lost; e's is
-		// not counted (a garbled header's thread is not seen again).
+		// thread a damaged header made up, and skipped alone; a's numbers
+		// go on from its last (the made-up thread's event was a's), and
+		// nothing else is lost.
 		stray := append(ok[:2:2], []cEvent{{a, 6, 300}, {a, 7, 310}, {e, 9, 320}, {a, 8, 330}, {a, 9, 340}}, []cEvent{{a, 10, 400}}, []cEvent{{a, 11, 500}})
 		r, n, err = readToEnd(compressedTrace(-1, nil, stray...), o)
-		if err == io.EOF || n != 12 || len(r.Damage()) != 1 || r.Damage()[0].Events != 2 || r.Damage()[0].Offset != 551 || r.Dropped() != 0 {
-			t.Errorf("%v, a stray thread: %d events of 12, %v, damage %v, Dropped %d", o, n, err, r.Damage(), r.Dropped())
+		if d := r.Damage(); err == io.EOF || n != 14 || len(d) != 1 || d[0].Offset != 551 || d[0].Events != 0 || r.Dropped() != 0 {
+			t.Errorf("%v, a made-up thread: %d events of 14, %v, damage %v, Dropped %d", o, n, err, d, r.Dropped())
+		}
+		// After it, a's number jumps by more than the events skipped: the
+		// block's numbers were moved from the damaged header on, and the
+		// rest of the block is lost with it. a's next number, in the next
+		// block, shows its two events lost.
+		moved := append(ok[:2:2], []cEvent{{a, 6, 300}, {a, 7, 310}, {e, 9, 320}, {a, 15, 330}, {a, 16, 340}}, []cEvent{{a, 10, 400}}, []cEvent{{a, 11, 500}})
+		r, n, err = readToEnd(compressedTrace(-1, nil, moved...), o)
+		if d := r.Damage(); err == io.EOF || n != 12 || len(d) != 2 || d[0].Offset != 551 || d[1].Events != 2 || r.Dropped() != 0 {
+			t.Errorf("%v, numbers moved after a made-up thread: %d events of 12, %v, damage %v, Dropped %d", o, n, err, d, r.Dropped())
 		}
 		// Listed by a sequence point (its first 8 events dropped), e is a
 		// thread the trace knows.
