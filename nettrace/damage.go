@@ -800,17 +800,34 @@ func (r *Reader) undefinedMeta(off int64) error {
 // returns the error of a made-up one.
 //
 // A compressed header naming a capture thread that a garbled header made
-// up (dropCounter.stray) is skipped alone and counted with the others
-// (its real thread's next number shows the gap): a damaged capture thread
-// field makes one, whose later headers inherit it until one states a
-// thread again, and the events after that are the trace's. But when a
+// up (dropCounter.stray) whose number is the current thread's next has
+// the capture thread field damaged (its later headers inherit it until
+// one states a thread again): it and they are the current thread's, and
+// read so. Another is skipped alone and counted with the others (its real
+// thread's next number shows the gap). But when a
 // known thread's number then jumps by more than the events so skipped,
 // the numbers of the block were moved from the damaged header on (a
 // header read from other bytes, whose later headers inherit its fields
 // and add their times to its): the rest of the block is lost with it,
 // rather than read with other times and numbers.
-func (r *Reader) eventNumber(start int, off int64) error {
+func (r *Reader) eventNumber(start, p int, off int64) error {
 	h, d := &r.hdr, &r.drops
+	if r.compress && d.stray(h.captureThreadID, h.seq) && h.seq-d.curSeq == 1 {
+		// The current thread's next number: the capture thread field is
+		// what the damage changed, and the headers after it that inherit
+		// it. The event is the current thread's, and so are theirs (r.hdr
+		// passes it on); the field is recorded once a block.
+		if !r.strayFixed {
+			r.strayFixed = true
+			e := r.errf(ErrFormat, "event", off, "capture thread %d, not seen before, with sequence number %d, capture thread %d's next: the field is damaged; read as %d, in the headers after it that inherit it too", h.captureThreadID, h.seq, d.cur, d.cur).(*Error)
+			if err := r.noteDamage(e, off, int64(p-start)); err != nil {
+				return err // strict
+			}
+		}
+		h.captureThreadID = d.cur
+		d.curSeq = h.seq
+		return nil
+	}
 	if r.compress && start != r.blkFirst {
 		if d.stray(h.captureThreadID, h.seq) {
 			r.strays++

@@ -183,7 +183,10 @@
 //     damage too: a session numbers each thread's events from 1, and so a
 //     damaged header that still parses (a flipped capture thread byte, or
 //     a flipped flags bit that makes it read its fields from other bytes)
-//     hands its made-up thread to the headers that inherit it. Each such
+//     hands its made-up thread to the headers that inherit it. Where the
+//     number is the current thread's next, the field is the damage: the
+//     events are the current thread's, read so, a Damage of the header
+//     that lost nothing. Else each such
 //     event is skipped, counted in one Damage with the others; but when a
 //     known thread's number then jumps by more than the events so skipped,
 //     the block's numbers and times were moved from the damaged header

@@ -194,8 +194,9 @@ type Reader struct {
 	// blkFirst is where the V4+ event block's first event starts: its
 	// header states its number in full (dropCounter.stray). strays counts
 	// the events of the block skipped as made up (eventNumber).
-	blkFirst int
-	strays   uint32
+	blkFirst   int
+	strays     uint32
+	strayFixed bool // a made-up capture thread was read as the current one's in the block
 	// The version and minimum reader version the first block whose
 	// version this reader reads stated (fsVerSet), which every block
 	// after it states (blockVersions); minVer is the object header's
@@ -1440,7 +1441,7 @@ func (r *Reader) handleBlock(kind int) error {
 		}
 		r.hdr = evHeader{}
 		r.inEvents = true
-		r.strays = 0
+		r.strays, r.strayFixed = 0, false
 		r.drops.blockStart = r.drops.dropped
 		r.drops.blk++
 	case kindMetadata:
@@ -2079,7 +2080,7 @@ func (r *Reader) fillEvent(start, p int, stack []byte) (bool, error) {
 	if r.ver >= 4 {
 		if d := &r.drops; d.next(h.captureThreadID, h.seq) {
 			d.curSeq = h.seq
-		} else if err := r.eventNumber(start, off); err != nil {
+		} else if err := r.eventNumber(start, p, off); err != nil {
 			return false, err
 		}
 	}

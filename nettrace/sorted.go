@@ -676,7 +676,7 @@ func (r *Reader) holdRecord() error {
 	}
 	if d := &r.drops; d.next(hd.captureThreadID, hd.seq) {
 		d.curSeq = hd.seq
-	} else if err := r.eventNumber(start, r.blkOff+int64(start)); err != nil {
+	} else if err := r.eventNumber(start, p, r.blkOff+int64(start)); err != nil {
 		return err
 	}
 	// The stack table row, found as decodeEvent finds it.
