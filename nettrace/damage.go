@@ -803,8 +803,9 @@ func (r *Reader) undefinedMeta(off int64) error {
 // up (dropCounter.stray) whose number is the current thread's next has
 // the capture thread field damaged (its later headers inherit it until
 // one states a thread again): it and they are the current thread's, and
-// read so. Another is skipped alone and counted with the others (its real
-// thread's next number shows the gap). But when a
+// read so (a block's first header too). Another, not a block's first,
+// is skipped alone and counted with the others (its real thread's next
+// number shows the gap). But when a
 // known thread's number then jumps by more than the events so skipped,
 // the numbers of the block were moved from the damaged header on (a
 // header read from other bytes, whose later headers inherit its fields

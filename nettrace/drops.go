@@ -121,12 +121,13 @@ func (d *dropCounter) event(th uint64, seq uint32) {
 }
 
 // stray reports whether an event of capture thread th numbered seq, in
-// a block of compressed headers (before V6) and not the block's first
-// (whose header states its number in full), is one a garbled header made
+// a block of compressed headers (before V6), is one a garbled header made
 // up: a thread not seen before, no damage found since the last sequence
 // point, whose first number is not 1 but the number of the event before
 // it (whatever its thread) plus less than strayDelta. (Reader.eventNumber
-// says what is lost with it.)
+// says what is made of it; a block's first header states its number in
+// full, where the delta says nothing, and is taken only when its number
+// is the current thread's next.)
 //
 // A session numbers each thread's events from 1 (a thread whose first
 // events the runtime dropped starts higher, but by the events it
