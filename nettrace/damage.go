@@ -800,10 +800,10 @@ func (r *Reader) undefinedMeta(off int64) error {
 // returns the error of a made-up one.
 //
 // A compressed header naming a capture thread that a garbled header made
-// up (dropCounter.stray) whose number is the current thread's next has
-// the capture thread field damaged (its later headers inherit it until
-// one states a thread again): it and they are the current thread's, and
-// read so (a block's first header too). Another, not a block's first,
+// up (dropCounter.stray) whose number is a known thread's next, and no
+// other's, has the capture thread field damaged (its later headers inherit it until
+// one states a thread again): it and they are that thread's, and read
+// so (a block's first header too). Another, not a block's first,
 // is skipped alone and counted with the others (its real thread's next
 // number shows the gap). But when a
 // known thread's number then jumps by more than the events so skipped,
@@ -813,21 +813,35 @@ func (r *Reader) undefinedMeta(off int64) error {
 // rather than read with other times and numbers.
 func (r *Reader) eventNumber(start, p int, off int64) error {
 	h, d := &r.hdr, &r.drops
-	if r.compress && d.stray(h.captureThreadID, h.seq) && h.seq-d.curSeq == 1 {
-		// The current thread's next number: the capture thread field is
-		// what the damage changed, and the headers after it that inherit
-		// it. The event is the current thread's, and so are theirs (r.hdr
-		// passes it on); the field is recorded once a block.
-		if !r.strayFixed {
-			r.strayFixed = true
-			e := r.errf(ErrFormat, "event", off, "capture thread %d, not seen before, with sequence number %d, capture thread %d's next: the field is damaged; read as %d, in the headers after it that inherit it too", h.captureThreadID, h.seq, d.cur, d.cur).(*Error)
-			if err := r.noteDamage(e, off, int64(p-start)); err != nil {
-				return err // strict
-			}
+	if r.compress && d.stray(h.captureThreadID, h.seq) {
+		th, ok := d.nextOf(h.seq)
+		if ok && r.bornHere(th) {
+			// The thread whose next number this is was first seen in
+			// this block or the one before: the damage may have changed
+			// its first header's field instead, making it up (the headers
+			// that inherit it reach no further), and this is the real
+			// thread. Nothing tells which; this one is read as it states.
+			r.born(h.captureThreadID)
+			d.event(h.captureThreadID, h.seq)
+			return nil
 		}
-		h.captureThreadID = d.cur
-		d.curSeq = h.seq
-		return nil
+		if ok {
+			// A known thread's next number, and no other's: the capture
+			// thread field is what the damage changed, and the headers
+			// after it that inherit it. The event is that thread's, and
+			// so are theirs (r.hdr passes it on); the field is recorded
+			// once a block.
+			if !r.strayFixed {
+				r.strayFixed = true
+				e := r.errf(ErrFormat, "event", off, "capture thread %d, not seen before, with sequence number %d, capture thread %d's next: the field is damaged; read as %d, in the headers after it that inherit it too", h.captureThreadID, h.seq, th, th).(*Error)
+				if err := r.noteDamage(e, off, int64(p-start)); err != nil {
+					return err // strict
+				}
+			}
+			h.captureThreadID = th
+			d.event(th, h.seq)
+			return nil
+		}
 	}
 	if r.compress && start != r.blkFirst {
 		if d.stray(h.captureThreadID, h.seq) {
@@ -842,8 +856,38 @@ func (r *Reader) eventNumber(start, p int, off int64) error {
 				"capture thread %d comes with sequence number %d, %d after its last, past the %d events of made-up threads skipped before it in the block: the block's numbers and times were moved from the damaged header on", h.captureThreadID, h.seq, h.seq-last, r.strays))
 		}
 	}
+	if _, seen := d.last(h.captureThreadID); !seen {
+		r.born(h.captureThreadID)
+	}
 	d.event(h.captureThreadID, h.seq)
 	return nil
+}
+
+// bornThread is a capture thread first seen in event block blk (the
+// drop counter's numbering).
+type bornThread struct {
+	th  uint64
+	blk uint32
+}
+
+// born notes capture thread th as first seen in the current event block
+// (the last few such threads are remembered).
+func (r *Reader) born(th uint64) {
+	r.borns[r.bornN%uint32(len(r.borns))] = bornThread{th, r.drops.blk}
+	r.bornN++
+}
+
+// bornHere reports whether capture thread th was first seen in the
+// current event block or the one before it (as far as born remembers):
+// the blocks a header's made-up capture thread can reach, since each
+// block's first header states its thread in full.
+func (r *Reader) bornHere(th uint64) bool {
+	for _, b := range r.borns[:min(int(r.bornN), len(r.borns))] {
+		if b.th == th && r.drops.blk-b.blk <= 1 {
+			return true
+		}
+	}
+	return false
 }
 
 func le16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }

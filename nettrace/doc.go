@@ -184,9 +184,12 @@
 //     damaged header that still parses (a flipped capture thread byte, or
 //     a flipped flags bit that makes it read its fields from other bytes)
 //     hands its made-up thread to the headers that inherit it. Where the
-//     number is the current thread's next, the field is the damage: the
-//     events are the current thread's, read so, a Damage of the header
-//     that lost nothing. Else each such
+//     number is one known thread's next, a thread first seen blocks
+//     before, the field is the damage: the events are that thread's, read
+//     so, a Damage of the header that lost nothing. (A thread first seen
+//     in the block or the one before may itself be the one the damage
+//     made up, at its first header: nothing tells, and the events are
+//     read as they state.) Else each such
 //     event is skipped, counted in one Damage with the others; but when a
 //     known thread's number then jumps by more than the events so skipped,
 //     the block's numbers and times were moved from the damaged header

@@ -127,7 +127,7 @@ func (d *dropCounter) event(th uint64, seq uint32) {
 // it (whatever its thread) plus less than strayDelta. (Reader.eventNumber
 // says what is made of it; a block's first header states its number in
 // full, where the delta says nothing, and is taken only when its number
-// is the current thread's next.)
+// is a known thread's next.)
 //
 // A session numbers each thread's events from 1 (a thread whose first
 // events the runtime dropped starts higher, but by the events it
@@ -154,6 +154,29 @@ func (d *dropCounter) stray(th uint64, seq uint32) bool {
 	}
 	_, seen := d.seqs[th]
 	return !seen
+}
+
+// nextOf returns the one thread seen whose last number is seq-1, the
+// current one first: the thread an event numbered seq, whose capture
+// thread field damage changed, is (stray). It reports false when no
+// thread's, or more than one's, is.
+func (d *dropCounter) nextOf(seq uint32) (uint64, bool) {
+	if d.have && seq-d.curSeq == 1 {
+		for th, s := range d.seqs {
+			if th != d.cur && seq-s.seq == 1 {
+				return 0, false
+			}
+		}
+		return d.cur, true
+	}
+	var found uint64
+	n := 0
+	for th, s := range d.seqs {
+		if seq-s.seq == 1 && (!d.have || th != d.cur) {
+			found, n = th, n+1
+		}
+	}
+	return found, n == 1
 }
 
 // strayDelta bounds the delta of a thread stray takes for made up: what

@@ -196,7 +196,9 @@ type Reader struct {
 	// the events of the block skipped as made up (eventNumber).
 	blkFirst   int
 	strays     uint32
-	strayFixed bool // a made-up capture thread was read as the current one's in the block
+	strayFixed bool          // a made-up capture thread was read as a known one's in the block
+	borns      [8]bornThread // the last capture threads first seen (born)
+	bornN      uint32
 	// The version and minimum reader version the first block whose
 	// version this reader reads stated (fsVerSet), which every block
 	// after it states (blockVersions); minVer is the object header's

@@ -249,3 +249,79 @@ func TestStrayThreadSynthetic(t *testing.T) {
 		}
 	}
 }
+
+// TestCaptureThreadFieldSweep flips a bit of the capture thread field of
+// headers that state one (every 7th of the pyroscope trace's event
+// headers that do, every one of the arraytypes trace's), each alone, in
+// file order. The header names a thread never seen with a thread's next
+// number, and the headers that inherit the field follow it. Where that
+// thread was first seen blocks before, the events are its: every event
+// comes out unchanged, no drop is counted, and the damage is one record
+// that lost nothing (before, the events came out with the made-up
+// thread, and their thread's next number counted them as dropped: 382
+// and 716 of the arraytypes trace's 1,970). Where it was first seen in
+// the block or the one before, the damage may as well have made it up
+// at its own first header: then nothing tells, the events come out as
+// they state (a few, the ones that inherit the field), none is lost, and
+// no more are counted as dropped.
+func TestCaptureThreadFieldSweep(t *testing.T) {
+	for _, tr := range []sampledTrace{threeTraces(7, 1, 0)[0], threeTraces(7, 1, 0)[1]} {
+		data := loadTrace(t, tr.path)
+		want, wantN, _, _ := readFull(t, data, FileOrder)
+		threads := map[uint64]bool{}
+		for k := range want {
+			threads[k.ct] = true
+		}
+		var fields []int // where a header's capture thread field starts
+		for _, b := range fsBlocks(data) {
+			if b.name != "EventBlock" {
+				continue
+			}
+			p := b.sizeAt + 4
+			p += (4 - p%4) % 4
+			c := cursor{b: data[:b.end-1], i: p + int(binary.LittleEndian.Uint16(data[p:]))}
+			var h evHeader
+			for c.left() > 0 && !c.bad {
+				at := c.i
+				if f := data[at]; f&2 != 0 {
+					i := at + 1
+					if f&1 != 0 {
+						for data[i]&0x80 != 0 {
+							i++
+						}
+						i++
+					}
+					for data[i]&0x80 != 0 { // the sequence delta
+						i++
+					}
+					fields = append(fields, i+1)
+				}
+				h.readCompressed(&c, false)
+				c.bytes(int(h.payloadSize))
+			}
+		}
+		mended := 0
+		for j := 0; j < len(fields); j += tr.every {
+			at := fields[j]
+			bad := bytes.Clone(data)
+			bad[at] ^= 0x10
+			if v, _ := binary.Uvarint(bad[at:]); threads[v] {
+				continue // another thread of the trace: nothing tells
+			}
+			got, n, damage, _ := readFull(t, bad, FileOrder)
+			r, _, _ := readToEnd(bad, FileOrder)
+			lost, changed := diffEvents(want, got)
+			mend := lost+changed == 0 && len(damage) == 1 && damage[0].Events == 0
+			if mend {
+				mended++
+			}
+			if n != wantN || mend && r.Dropped() != 0 || !mend && (len(damage) > 0 || lost+changed > 8 || r.Dropped() > uint64(lost+changed)) {
+				t.Errorf("%s, capture thread field at %d: %d events of %d, %d lost, %d changed, Dropped %d, damage %v",
+					filepath.Base(tr.path), at, n, wantN, lost, changed, r.Dropped(), damage)
+			}
+		}
+		if mended < 3 {
+			t.Errorf("%s: %d fields put right", filepath.Base(tr.path), mended)
+		}
+	}
+}
