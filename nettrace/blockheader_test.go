@@ -30,7 +30,7 @@ func TestBlockHeaderFieldsDamaged(t *testing.T) {
 				if b.name != "EventBlock" && b.name != "MetadataBlock" || i%tr.every != 0 {
 					continue
 				}
-				content := b.sizeAt + 4 + (4-(b.sizeAt+4)&3)&3
+				content := b.content()
 				for _, f := range []struct {
 					at int
 					x  byte

@@ -813,19 +813,17 @@ func (r *Reader) undefinedMeta(off int64) error {
 // rather than read with other times and numbers.
 func (r *Reader) eventNumber(start, p int, off int64) error {
 	h, d := &r.hdr, &r.drops
-	if r.compress && d.stray(h.captureThreadID, h.seq) {
-		th, ok := d.nextOf(h.seq)
-		if ok && r.bornHere(th) {
+	stray := r.compress && d.stray(h.captureThreadID, h.seq)
+	if stray {
+		switch th, ok := d.nextOf(h.seq); {
+		case ok && r.bornHere(th):
 			// The thread whose next number this is was first seen in
 			// this block or the one before: the damage may have changed
 			// its first header's field instead, making it up (the headers
 			// that inherit it reach no further), and this is the real
 			// thread. Nothing tells which; this one is read as it states.
-			r.born(h.captureThreadID)
-			d.event(h.captureThreadID, h.seq)
-			return nil
-		}
-		if ok {
+			stray = false
+		case ok:
 			// A known thread's next number, and no other's: the capture
 			// thread field is what the damage changed, and the headers
 			// after it that inherit it. The event is that thread's, and
@@ -844,7 +842,7 @@ func (r *Reader) eventNumber(start, p int, off int64) error {
 		}
 	}
 	if r.compress && start != r.blkFirst {
-		if d.stray(h.captureThreadID, h.seq) {
+		if stray {
 			r.strays++
 			r.uncounted = true // its thread's gap counts it
 			e := r.errf(ErrFormat, "event", off, "capture thread %d, not seen before, first comes with sequence number %d, %d above the number before it: a session numbers each thread's events from 1; a damaged header", h.captureThreadID, h.seq, h.seq-d.curSeq).(*Error)

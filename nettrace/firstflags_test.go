@@ -2,7 +2,6 @@ package nettrace
 
 import (
 	"bytes"
-	"encoding/binary"
 	"path/filepath"
 	"testing"
 )
@@ -40,9 +39,7 @@ func TestFirstFlagsDamaged(t *testing.T) {
 				if nth[b.name]++; (nth[b.name]-1)%every != 0 {
 					continue
 				}
-				p := b.sizeAt + 4
-				p += (4 - p%4) % 4
-				at := p + int(binary.LittleEndian.Uint16(data[p:]))
+				at := compressedRecords(data, b)[0].hdr
 				for bit := range 8 {
 					bad := bytes.Clone(data)
 					bad[at] ^= 1 << bit

@@ -28,14 +28,8 @@ func TestMetadataIDDamaged(t *testing.T) {
 			if b.name != "MetadataBlock" {
 				continue
 			}
-			p := b.sizeAt + 4
-			p += (4 - p%4) % 4
-			c := cursor{b: data[:b.end-1], i: p + int(binary.LittleEndian.Uint16(data[p:]))}
-			var h evHeader
-			for c.left() > 0 && !c.bad {
-				h.readCompressed(&c, false)
-				ids = append(ids, c.i)
-				c.bytes(int(h.payloadSize))
+			for _, rec := range compressedRecords(data, b) {
+				ids = append(ids, rec.payload)
 			}
 		}
 		if len(ids) < 10 {

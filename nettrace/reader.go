@@ -1501,10 +1501,17 @@ func (r *Reader) eventBlockHeader(kind int) error {
 // thread and sequence number (0xc6). (Every block of the repository's and
 // the shared traces.)
 func firstFlags(kind int, f byte) bool {
+	u := usualFirstFlags(kind)
+	return f == u[0] || f == u[1]
+}
+
+// usualFirstFlags returns the two flags firstFlags takes for the kind,
+// the more common first.
+func usualFirstFlags(kind int) [2]byte {
 	if kind == kindMetadata {
-		return f == 0xc4 || f == 0xc6
+		return [2]byte{0xc6, 0xc4}
 	}
-	return f == 0xcf || f == 0x8f
+	return [2]byte{0xcf, 0x8f}
 }
 
 // firstFlagsFix runs when a V4/V5 block's first compressed header has
@@ -1528,11 +1535,7 @@ func (r *Reader) firstFlagsFix(kind int) (bool, error) {
 	if r.blockTiles(kind, r.blk, nil) {
 		most = r.credibleRecords(kind, at, true)
 	}
-	cands := [...]byte{0xcf, 0x8f}
-	if kind == kindMetadata {
-		cands = [...]byte{0xc6, 0xc4}
-	}
-	for _, f := range cands {
+	for _, f := range usualFirstFlags(kind) {
 		r.blk[at] = f
 		if r.blockTiles(kind, r.blk, nil) {
 			if n := r.credibleRecords(kind, at, true); n > most || n == most && best == stated {

@@ -38,7 +38,7 @@ func TestRepeatedBlock(t *testing.T) {
 			}
 			// The copy's content starts where the block's does, moved by
 			// the block's length.
-			copyAt := int64(b.sizeAt + 4 + (4-(b.sizeAt+4)&3)&3 + b.end - b.hdr)
+			copyAt := int64(b.content() + b.end - b.hdr)
 			for _, order := range []Order{FileOrder, TimeOrder} {
 				want, wantN, _, _ := readFull(t, data, order)
 				got, n, damage, err := readFull(t, bad, order)

@@ -2,6 +2,7 @@ package nettrace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -69,6 +70,31 @@ func readFull(t *testing.T, data []byte, order Order) (map[eventKey]fullEvent, i
 type fsBlock struct {
 	hdr, sizeAt, end int
 	name             string
+}
+
+// content returns where the block's content starts: after its size and
+// the padding to a 4-byte offset (the stream's, which is the file's).
+func (b fsBlock) content() int { return b.sizeAt + 4 + (4-(b.sizeAt+4)&3)&3 }
+
+// record is a record of a V4/V5 event or metadata block of compressed
+// headers: where its header and its payload start.
+type record struct{ hdr, payload int }
+
+// compressedRecords returns the records of block b of data, an event or
+// metadata block of compressed headers, each header read as the reader
+// reads it.
+func compressedRecords(data []byte, b fsBlock) []record {
+	p := b.content()
+	c := cursor{b: data[:b.end-1], i: p + int(binary.LittleEndian.Uint16(data[p:]))}
+	var h evHeader
+	var out []record
+	for c.left() > 0 && !c.bad {
+		at := c.i
+		h.readCompressed(&c, false)
+		out = append(out, record{at, c.i})
+		c.bytes(int(h.payloadSize))
+	}
+	return out
 }
 
 // lostBlock returns the pyroscope single-thread trace (V5), its block k
@@ -395,7 +421,7 @@ func TestStackBlockFirstID(t *testing.T) {
 		mask        byte
 	}{{0, 0, 0xff}, {0, 0, 0x01}, {0, 3, 0x80}, {1, 0, 0x01}, {1, 1, 0x10}} {
 		blk := stacks[c.block]
-		at := blk.sizeAt + 4 + (4-(blk.sizeAt+4)&3)&3 // the content: first ID, count
+		at := blk.content() // the first ID, the count
 		bad := bytes.Clone(data)
 		bad[at+c.byte] ^= c.mask
 		for _, order := range []Order{FileOrder, TimeOrder} {
@@ -417,7 +443,7 @@ func TestStackBlockFirstID(t *testing.T) {
 func TestZeroedStackBlock(t *testing.T) {
 	data := loadTrace(t, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
 	blk := fsBlocks(data)[1]
-	content := blk.sizeAt + 4 + (4-(blk.sizeAt+4)&3)&3
+	content := blk.content()
 	bad := bytes.Clone(data)
 	clear(bad[content : blk.end-1])
 	for _, order := range []Order{FileOrder, TimeOrder} {

@@ -277,12 +277,8 @@ func TestCaptureThreadFieldSweep(t *testing.T) {
 			if b.name != "EventBlock" {
 				continue
 			}
-			p := b.sizeAt + 4
-			p += (4 - p%4) % 4
-			c := cursor{b: data[:b.end-1], i: p + int(binary.LittleEndian.Uint16(data[p:]))}
-			var h evHeader
-			for c.left() > 0 && !c.bad {
-				at := c.i
+			for _, rec := range compressedRecords(data, b) {
+				at := rec.hdr
 				if f := data[at]; f&2 != 0 {
 					i := at + 1
 					if f&1 != 0 {
@@ -296,8 +292,6 @@ func TestCaptureThreadFieldSweep(t *testing.T) {
 					}
 					fields = append(fields, i+1)
 				}
-				h.readCompressed(&c, false)
-				c.bytes(int(h.payloadSize))
 			}
 		}
 		mended := 0
