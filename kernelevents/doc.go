@@ -2,9 +2,10 @@
 // the Windows kernel's events that ETW logs carry (the NT kernel logger's
 // classic MOF event classes) and for the image identity and system
 // description classes KernelTraceControl adds when it merges a kernel
-// trace: CPU samples, stack walks, processes, threads (context switches
-// and names included), images and their PDBs, disk I/O, the file system's
-// and the registry's operations, TCP/IP and UDP/IP, hard faults, system
+// trace: CPU samples, stack walks, processes, threads (context switches,
+// ready threads and names included), images and their PDBs, disk I/O, the
+// file system's and the registry's operations, TCP/IP and UDP/IP, page
+// faults and virtual memory allocations, system
 // configuration, the machine's WinSAT assessment and the log's header.
 //
 // Everything here but WinSatXML, which expands the LZNT1-compressed XML

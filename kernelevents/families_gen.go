@@ -1542,6 +1542,130 @@ func (e *ImageLoadV2) ImageFields() ImageFields {
 	}
 }
 
+// MemoryPageFaultKind tells the events of the MemoryPageFault family apart by what
+// they mean (MemoryPageFaultFields.Kind): by their opcode, or by task and opcode
+// for a standard opcode such as win:Start. The versions of an event are one kind,
+// and so are events of two providers with the same opcode (the runtime's and the
+// rundown's DCStart). The zero value is no kind. Compare it with the constants:
+// their names stay when a newer manifest adds events, their numbers may not.
+type MemoryPageFaultKind uint8
+
+const (
+	// KindMemoryTransitionFault is the kind of MemoryTransitionFaultV2
+	// (PageFault).
+	KindMemoryTransitionFault MemoryPageFaultKind = 1
+	// KindMemoryDemandZeroFault is the kind of MemoryDemandZeroFaultV2
+	// (PageFault).
+	KindMemoryDemandZeroFault MemoryPageFaultKind = 2
+	// KindMemoryCopyOnWrite is the kind of MemoryCopyOnWriteV2 (PageFault).
+	KindMemoryCopyOnWrite MemoryPageFaultKind = 3
+	// KindMemoryGuardMemory is the kind of MemoryGuardMemoryV2 (PageFault).
+	KindMemoryGuardMemory MemoryPageFaultKind = 4
+	// KindMemoryHardMemory is the kind of MemoryHardMemoryV2 (PageFault).
+	KindMemoryHardMemory MemoryPageFaultKind = 5
+	// KindMemoryAccessViolation is the kind of MemoryAccessViolationV2
+	// (PageFault).
+	KindMemoryAccessViolation MemoryPageFaultKind = 6
+)
+
+// String returns the kind's name, "MemoryTransitionFault", or MemoryPageFaultKind(0x…) for a value without one.
+func (k MemoryPageFaultKind) String() string {
+	switch k {
+	case KindMemoryTransitionFault:
+		return "MemoryTransitionFault"
+	case KindMemoryDemandZeroFault:
+		return "MemoryDemandZeroFault"
+	case KindMemoryCopyOnWrite:
+		return "MemoryCopyOnWrite"
+	case KindMemoryGuardMemory:
+		return "MemoryGuardMemory"
+	case KindMemoryHardMemory:
+		return "MemoryHardMemory"
+	case KindMemoryAccessViolation:
+		return "MemoryAccessViolation"
+	}
+	return string(clrimpl.AppendUnknown(nil, "MemoryPageFaultKind", uint64(k)))
+}
+
+// MemoryPageFaultFields holds the fields of the MemoryPageFault family of events,
+// whatever the member type. Members: MemoryTransitionFaultV2,
+// MemoryDemandZeroFaultV2, MemoryCopyOnWriteV2, MemoryGuardMemoryV2,
+// MemoryHardMemoryV2, MemoryAccessViolationV2 (PageFault).
+// A field that not every member carries comes with a HasX field, true when the
+// decoded event had it. Strings and arrays alias the payload the event was decoded
+// from.
+type MemoryPageFaultFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see MemoryPageFaultKind).
+	Kind MemoryPageFaultKind
+	// VirtualAddress is carried by every member.
+	VirtualAddress uint64
+	// ProgramCounter is carried by every member.
+	ProgramCounter uint64
+}
+
+// MemoryPageFaultEvent is implemented by every member of the MemoryPageFault
+// family (see MemoryPageFaultFields).
+type MemoryPageFaultEvent interface {
+	Event
+	// MemoryPageFaultFields returns the event's fields in the family's form.
+	MemoryPageFaultFields() MemoryPageFaultFields
+}
+
+// MemoryPageFaultFields returns the fields of MemoryTransitionFault_V2 in the form of the MemoryPageFault family.
+func (e *MemoryTransitionFaultV2) MemoryPageFaultFields() MemoryPageFaultFields {
+	return MemoryPageFaultFields{
+		Kind:           KindMemoryTransitionFault,
+		ProgramCounter: e.ProgramCounter,
+		VirtualAddress: e.VirtualAddress,
+	}
+}
+
+// MemoryPageFaultFields returns the fields of MemoryDemandZeroFault_V2 in the form of the MemoryPageFault family.
+func (e *MemoryDemandZeroFaultV2) MemoryPageFaultFields() MemoryPageFaultFields {
+	return MemoryPageFaultFields{
+		Kind:           KindMemoryDemandZeroFault,
+		ProgramCounter: e.ProgramCounter,
+		VirtualAddress: e.VirtualAddress,
+	}
+}
+
+// MemoryPageFaultFields returns the fields of MemoryCopyOnWrite_V2 in the form of the MemoryPageFault family.
+func (e *MemoryCopyOnWriteV2) MemoryPageFaultFields() MemoryPageFaultFields {
+	return MemoryPageFaultFields{
+		Kind:           KindMemoryCopyOnWrite,
+		ProgramCounter: e.ProgramCounter,
+		VirtualAddress: e.VirtualAddress,
+	}
+}
+
+// MemoryPageFaultFields returns the fields of MemoryGuardMemory_V2 in the form of the MemoryPageFault family.
+func (e *MemoryGuardMemoryV2) MemoryPageFaultFields() MemoryPageFaultFields {
+	return MemoryPageFaultFields{
+		Kind:           KindMemoryGuardMemory,
+		ProgramCounter: e.ProgramCounter,
+		VirtualAddress: e.VirtualAddress,
+	}
+}
+
+// MemoryPageFaultFields returns the fields of MemoryHardMemory_V2 in the form of the MemoryPageFault family.
+func (e *MemoryHardMemoryV2) MemoryPageFaultFields() MemoryPageFaultFields {
+	return MemoryPageFaultFields{
+		Kind:           KindMemoryHardMemory,
+		ProgramCounter: e.ProgramCounter,
+		VirtualAddress: e.VirtualAddress,
+	}
+}
+
+// MemoryPageFaultFields returns the fields of MemoryAccessViolation_V2 in the form of the MemoryPageFault family.
+func (e *MemoryAccessViolationV2) MemoryPageFaultFields() MemoryPageFaultFields {
+	return MemoryPageFaultFields{
+		Kind:           KindMemoryAccessViolation,
+		ProgramCounter: e.ProgramCounter,
+		VirtualAddress: e.VirtualAddress,
+	}
+}
+
 // ProcessKind tells the events of the Process family apart by what they mean
 // (ProcessFields.Kind): by their opcode, or by task and opcode for a standard
 // opcode such as win:Start. The versions of an event are one kind, and so are
@@ -3488,6 +3612,82 @@ func (e *UdpIpRecvIPV6V2) UdpIpV6Fields() UdpIpV6Fields {
 		Seqnum: e.Seqnum,
 		Size:   e.Size,
 		Sport:  e.Sport,
+	}
+}
+
+// VirtualMemAllocKind tells the events of the VirtualMemAlloc family apart by what
+// they mean (VirtualMemAllocFields.Kind): by their opcode, or by task and opcode
+// for a standard opcode such as win:Start. The versions of an event are one kind,
+// and so are events of two providers with the same opcode (the runtime's and the
+// rundown's DCStart). The zero value is no kind. Compare it with the constants:
+// their names stay when a newer manifest adds events, their numbers may not.
+type VirtualMemAllocKind uint8
+
+const (
+	// KindVirtualMemAlloc is the kind of VirtualMemAllocV2 (PageFault).
+	KindVirtualMemAlloc VirtualMemAllocKind = 1
+	// KindVirtualMemFree is the kind of VirtualMemFreeV2 (PageFault).
+	KindVirtualMemFree VirtualMemAllocKind = 2
+)
+
+// String returns the kind's name, "VirtualMemAlloc", or VirtualMemAllocKind(0x…) for a value without one.
+func (k VirtualMemAllocKind) String() string {
+	switch k {
+	case KindVirtualMemAlloc:
+		return "VirtualMemAlloc"
+	case KindVirtualMemFree:
+		return "VirtualMemFree"
+	}
+	return string(clrimpl.AppendUnknown(nil, "VirtualMemAllocKind", uint64(k)))
+}
+
+// VirtualMemAllocFields holds the fields of the VirtualMemAlloc family of events,
+// whatever the member type. Members: VirtualMemAllocV2, VirtualMemFreeV2
+// (PageFault).
+// A field that not every member carries comes with a HasX field, true when the
+// decoded event had it. Strings and arrays alias the payload the event was decoded
+// from.
+type VirtualMemAllocFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see VirtualMemAllocKind).
+	Kind VirtualMemAllocKind
+	// BaseAddr is carried by every member.
+	BaseAddr uint64
+	// Length is carried by every member.
+	Length uint64
+	// ProcessID is carried by every member.
+	ProcessID uint32
+	// Flags is carried by every member.
+	Flags PageFaultVirtualAllocFlags
+}
+
+// VirtualMemAllocEvent is implemented by every member of the VirtualMemAlloc
+// family (see VirtualMemAllocFields).
+type VirtualMemAllocEvent interface {
+	Event
+	// VirtualMemAllocFields returns the event's fields in the family's form.
+	VirtualMemAllocFields() VirtualMemAllocFields
+}
+
+// VirtualMemAllocFields returns the fields of VirtualMemAlloc_V2 in the form of the VirtualMemAlloc family.
+func (e *VirtualMemAllocV2) VirtualMemAllocFields() VirtualMemAllocFields {
+	return VirtualMemAllocFields{
+		BaseAddr:  e.BaseAddr,
+		Flags:     e.Flags,
+		Kind:      KindVirtualMemAlloc,
+		Length:    e.Length,
+		ProcessID: e.ProcessID,
+	}
+}
+
+// VirtualMemAllocFields returns the fields of VirtualMemFree_V2 in the form of the VirtualMemAlloc family.
+func (e *VirtualMemFreeV2) VirtualMemAllocFields() VirtualMemAllocFields {
+	return VirtualMemAllocFields{
+		BaseAddr:  e.BaseAddr,
+		Flags:     e.Flags,
+		Kind:      KindVirtualMemFree,
+		Length:    e.Length,
+		ProcessID: e.ProcessID,
 	}
 }
 

@@ -196,8 +196,8 @@ func TestDecoder(t *testing.T) {
 			}
 		}
 	}
-	if _, _, err := d.Decode(ProviderThread, 50, 2, 8, nil); !errors.Is(err, ErrUnknownEvent) {
-		t.Errorf("Thread/ReadyThread, which the schema lacks: %v", err)
+	if _, _, err := d.Decode(ProviderFileIo, 37, 3, 8, make([]byte, 40)); !errors.Is(err, ErrUnknownEvent) {
+		t.Errorf("FileIO/MapFile, which the schema lacks: %v", err)
 	}
 }
 

@@ -23,9 +23,67 @@ func (v PageFaultKeywords) String() string {
 const (
 	// Memory task of PageFault.
 	PageFaultTaskMemory uint16 = 0
+	// VirtualMem task of PageFault.
+	PageFaultTaskVirtualMem uint16 = 0
 )
 
 const (
+	// MemoryTransitionFault opcode of task Memory.
+	PageFaultOpcodeMemoryMemoryTransitionFault Opcode = 10
+	// MemoryDemandZeroFault opcode of task Memory.
+	PageFaultOpcodeMemoryMemoryDemandZeroFault Opcode = 11
+	// MemoryCopyOnWrite opcode of task Memory.
+	PageFaultOpcodeMemoryMemoryCopyOnWrite Opcode = 12
+	// MemoryGuardMemory opcode of task Memory.
+	PageFaultOpcodeMemoryMemoryGuardMemory Opcode = 13
+	// MemoryHardMemory opcode of task Memory.
+	PageFaultOpcodeMemoryMemoryHardMemory Opcode = 14
+	// MemoryAccessViolation opcode of task Memory.
+	PageFaultOpcodeMemoryMemoryAccessViolation Opcode = 15
 	// MemoryHardFault opcode of task Memory.
 	PageFaultOpcodeMemoryMemoryHardFault Opcode = 32
+	// VirtualMemAlloc opcode of task VirtualMem.
+	PageFaultOpcodeVirtualMemVirtualMemAlloc Opcode = 98
+	// VirtualMemFree opcode of task VirtualMem.
+	PageFaultOpcodeVirtualMemVirtualMemFree Opcode = 99
 )
+
+// PageFaultVirtualAllocFlags holds the flags of VirtualAllocFlagsMap in PageFault.
+type PageFaultVirtualAllocFlags uint32
+
+const (
+	PageFaultVirtualAllocFlagsMEMCOMMIT   PageFaultVirtualAllocFlags = 0x1000
+	PageFaultVirtualAllocFlagsMEMRESERVE  PageFaultVirtualAllocFlags = 0x2000
+	PageFaultVirtualAllocFlagsMEMDECOMMIT PageFaultVirtualAllocFlags = 0x4000
+	PageFaultVirtualAllocFlagsMEMRELEASE  PageFaultVirtualAllocFlags = 0x8000
+)
+
+var pageFaultVirtualAllocFlagsNames = []clrimpl.FlagName{{
+	Name:  "MEM_COMMIT",
+	Value: 0x1000,
+}, {
+	Name:  "MEM_RESERVE",
+	Value: 0x2000,
+}, {
+	Name:  "MEM_DECOMMIT",
+	Value: 0x4000,
+}, {
+	Name:  "MEM_RELEASE",
+	Value: 0x8000,
+}}
+
+// AppendText appends the names of the set flags joined by |, unknown bits in hex.
+func (v PageFaultVirtualAllocFlags) AppendText(b []byte) ([]byte, error) {
+	return clrimpl.AppendFlags(b, uint64(v), pageFaultVirtualAllocFlagsNames, ""), nil
+}
+
+func (v PageFaultVirtualAllocFlags) String() string {
+	b, _ := v.AppendText(nil)
+	return string(b)
+}
+
+func (v PageFaultVirtualAllocFlags) appendJSON(b []byte) []byte {
+	b = append(b, '"')
+	b, _ = v.AppendText(b)
+	return append(b, '"')
+}

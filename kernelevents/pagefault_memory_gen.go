@@ -9,6 +9,798 @@ import (
 	"strconv"
 )
 
+// MemoryTransitionFaultV2 is the payload of MemoryTransitionFault_V2: event 10 version 2 of PageFault.
+// Task Memory (0), opcode MemoryTransitionFault (10).
+// Template MemoryPageFault_V2. Its layout depends on the pointer size.
+type MemoryTransitionFaultV2 struct {
+	// VirtualAddress is win:Pointer, pointer-sized on the wire.
+	VirtualAddress uint64
+	// ProgramCounter is win:Pointer, pointer-sized on the wire.
+	ProgramCounter uint64
+}
+
+// Info describes MemoryTransitionFault_V2.
+func (*MemoryTransitionFaultV2) Info() *EventInfo {
+	return &infoMemoryTransitionFaultV2
+}
+
+// Descriptor describes MemoryTransitionFault_V2, as readers of any generated package see it.
+func (*MemoryTransitionFaultV2) Descriptor() *clrimpl.Descriptor {
+	return &descMemoryTransitionFaultV2
+}
+
+// Decode reads a MemoryTransitionFault_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *MemoryTransitionFaultV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("MemoryTransitionFault_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 16 {
+			return 0, shortPrefix("MemoryTransitionFault_V2", len(b), ptrSize, endsMemoryTransitionFaultV2)
+		}
+		_ = b[15]
+		e.VirtualAddress = binary.LittleEndian.Uint64(b[0:])
+		e.ProgramCounter = binary.LittleEndian.Uint64(b[8:])
+	} else {
+		if len(b) < 8 {
+			return 0, shortPrefix("MemoryTransitionFault_V2", len(b), ptrSize, endsMemoryTransitionFaultV2)
+		}
+		_ = b[7]
+		e.VirtualAddress = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.ProgramCounter = uint64(binary.LittleEndian.Uint32(b[4:]))
+	}
+	return 2 * ptrSize, nil
+}
+
+// endsMemoryTransitionFaultV2 is where the fixed fields of MemoryTransitionFault_V2 end, for the error of a short payload.
+var endsMemoryTransitionFaultV2 = []clrimpl.FieldEnd{
+	{Name: "VirtualAddress", Bytes: 0, Ptrs: 1},
+	{Name: "ProgramCounter", Bytes: 0, Ptrs: 2},
+}
+
+// Encode appends the MemoryTransitionFault_V2 wire form for the pointer size.
+func (e *MemoryTransitionFaultV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.VirtualAddress, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ProgramCounter, ptrSize)
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *MemoryTransitionFaultV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"VirtualAddress\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.VirtualAddress))
+	dst = append(dst, ",\"ProgramCounter\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ProgramCounter))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *MemoryTransitionFaultV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "VirtualAddress="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.VirtualAddress))
+	dst = append(dst, " ProgramCounter="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ProgramCounter))
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MemoryTransitionFaultV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.VirtualAddress))
+	a.Uint(uint64(e.ProgramCounter))
+}
+
+// columnsMemoryTransitionFaultV2 lists the columns of MemoryTransitionFault_V2 (EventInfo.Columns).
+var columnsMemoryTransitionFaultV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "VirtualAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ProgramCounter",
+}}
+
+// infoMemoryTransitionFaultV2 describes MemoryTransitionFault_V2 (MemoryTransitionFaultV2.Info).
+var infoMemoryTransitionFaultV2 = EventInfo{
+	Columns:     columnsMemoryTransitionFaultV2,
+	DisplayName: "Memory/TransitionFault",
+	ID:          10,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "MemoryTransitionFault_V2",
+	Opcode:      10,
+	OpcodeName:  "MemoryTransitionFault",
+	Provider:    ProviderPageFault,
+	Task:        0,
+	TaskName:    "Memory",
+	TypeName:    "MemoryTransitionFaultV2",
+	Version:     2,
+	desc:        &descMemoryTransitionFaultV2,
+	fields:      &fieldsMemoryTransitionFaultV2,
+}
+
+// descMemoryTransitionFaultV2 describes MemoryTransitionFault_V2 (EventInfo.Descriptor).
+var descMemoryTransitionFaultV2 = clrimpl.Descriptor{
+	Columns:      columnsMemoryTransitionFaultV2,
+	DisplayName:  "Memory/TransitionFault",
+	Fields:       &fieldsMemoryTransitionFaultV2,
+	ID:           10,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "MemoryTransitionFault_V2",
+	Opcode:       10,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{211, 168, 111, 61, 5, 254, 208, 17, 157, 218, 0, 192, 79, 215, 186, 124},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsMemoryTransitionFaultV2 writes the fields of MemoryTransitionFault_V2 payloads (its Descriptor's Fields).
+var fieldsMemoryTransitionFaultV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MemoryTransitionFaultV2)
+}}
+
+// MemoryDemandZeroFaultV2 is the payload of MemoryDemandZeroFault_V2: event 11 version 2 of PageFault.
+// Task Memory (0), opcode MemoryDemandZeroFault (11).
+// Template MemoryPageFault_V2. Its layout depends on the pointer size.
+type MemoryDemandZeroFaultV2 struct {
+	// VirtualAddress is win:Pointer, pointer-sized on the wire.
+	VirtualAddress uint64
+	// ProgramCounter is win:Pointer, pointer-sized on the wire.
+	ProgramCounter uint64
+}
+
+// Info describes MemoryDemandZeroFault_V2.
+func (*MemoryDemandZeroFaultV2) Info() *EventInfo {
+	return &infoMemoryDemandZeroFaultV2
+}
+
+// Descriptor describes MemoryDemandZeroFault_V2, as readers of any generated package see it.
+func (*MemoryDemandZeroFaultV2) Descriptor() *clrimpl.Descriptor {
+	return &descMemoryDemandZeroFaultV2
+}
+
+// Decode reads a MemoryDemandZeroFault_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *MemoryDemandZeroFaultV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("MemoryDemandZeroFault_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 16 {
+			return 0, shortPrefix("MemoryDemandZeroFault_V2", len(b), ptrSize, endsMemoryDemandZeroFaultV2)
+		}
+		_ = b[15]
+		e.VirtualAddress = binary.LittleEndian.Uint64(b[0:])
+		e.ProgramCounter = binary.LittleEndian.Uint64(b[8:])
+	} else {
+		if len(b) < 8 {
+			return 0, shortPrefix("MemoryDemandZeroFault_V2", len(b), ptrSize, endsMemoryDemandZeroFaultV2)
+		}
+		_ = b[7]
+		e.VirtualAddress = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.ProgramCounter = uint64(binary.LittleEndian.Uint32(b[4:]))
+	}
+	return 2 * ptrSize, nil
+}
+
+// endsMemoryDemandZeroFaultV2 is where the fixed fields of MemoryDemandZeroFault_V2 end, for the error of a short payload.
+var endsMemoryDemandZeroFaultV2 = []clrimpl.FieldEnd{
+	{Name: "VirtualAddress", Bytes: 0, Ptrs: 1},
+	{Name: "ProgramCounter", Bytes: 0, Ptrs: 2},
+}
+
+// Encode appends the MemoryDemandZeroFault_V2 wire form for the pointer size.
+func (e *MemoryDemandZeroFaultV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.VirtualAddress, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ProgramCounter, ptrSize)
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *MemoryDemandZeroFaultV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"VirtualAddress\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.VirtualAddress))
+	dst = append(dst, ",\"ProgramCounter\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ProgramCounter))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *MemoryDemandZeroFaultV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "VirtualAddress="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.VirtualAddress))
+	dst = append(dst, " ProgramCounter="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ProgramCounter))
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MemoryDemandZeroFaultV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.VirtualAddress))
+	a.Uint(uint64(e.ProgramCounter))
+}
+
+// columnsMemoryDemandZeroFaultV2 lists the columns of MemoryDemandZeroFault_V2 (EventInfo.Columns).
+var columnsMemoryDemandZeroFaultV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "VirtualAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ProgramCounter",
+}}
+
+// infoMemoryDemandZeroFaultV2 describes MemoryDemandZeroFault_V2 (MemoryDemandZeroFaultV2.Info).
+var infoMemoryDemandZeroFaultV2 = EventInfo{
+	Columns:     columnsMemoryDemandZeroFaultV2,
+	DisplayName: "Memory/DemandZeroFault",
+	ID:          11,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "MemoryDemandZeroFault_V2",
+	Opcode:      11,
+	OpcodeName:  "MemoryDemandZeroFault",
+	Provider:    ProviderPageFault,
+	Task:        0,
+	TaskName:    "Memory",
+	TypeName:    "MemoryDemandZeroFaultV2",
+	Version:     2,
+	desc:        &descMemoryDemandZeroFaultV2,
+	fields:      &fieldsMemoryDemandZeroFaultV2,
+}
+
+// descMemoryDemandZeroFaultV2 describes MemoryDemandZeroFault_V2 (EventInfo.Descriptor).
+var descMemoryDemandZeroFaultV2 = clrimpl.Descriptor{
+	Columns:      columnsMemoryDemandZeroFaultV2,
+	DisplayName:  "Memory/DemandZeroFault",
+	Fields:       &fieldsMemoryDemandZeroFaultV2,
+	ID:           11,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "MemoryDemandZeroFault_V2",
+	Opcode:       11,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{211, 168, 111, 61, 5, 254, 208, 17, 157, 218, 0, 192, 79, 215, 186, 124},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsMemoryDemandZeroFaultV2 writes the fields of MemoryDemandZeroFault_V2 payloads (its Descriptor's Fields).
+var fieldsMemoryDemandZeroFaultV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MemoryDemandZeroFaultV2)
+}}
+
+// MemoryCopyOnWriteV2 is the payload of MemoryCopyOnWrite_V2: event 12 version 2 of PageFault.
+// Task Memory (0), opcode MemoryCopyOnWrite (12).
+// Template MemoryPageFault_V2. Its layout depends on the pointer size.
+type MemoryCopyOnWriteV2 struct {
+	// VirtualAddress is win:Pointer, pointer-sized on the wire.
+	VirtualAddress uint64
+	// ProgramCounter is win:Pointer, pointer-sized on the wire.
+	ProgramCounter uint64
+}
+
+// Info describes MemoryCopyOnWrite_V2.
+func (*MemoryCopyOnWriteV2) Info() *EventInfo {
+	return &infoMemoryCopyOnWriteV2
+}
+
+// Descriptor describes MemoryCopyOnWrite_V2, as readers of any generated package see it.
+func (*MemoryCopyOnWriteV2) Descriptor() *clrimpl.Descriptor {
+	return &descMemoryCopyOnWriteV2
+}
+
+// Decode reads a MemoryCopyOnWrite_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *MemoryCopyOnWriteV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("MemoryCopyOnWrite_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 16 {
+			return 0, shortPrefix("MemoryCopyOnWrite_V2", len(b), ptrSize, endsMemoryCopyOnWriteV2)
+		}
+		_ = b[15]
+		e.VirtualAddress = binary.LittleEndian.Uint64(b[0:])
+		e.ProgramCounter = binary.LittleEndian.Uint64(b[8:])
+	} else {
+		if len(b) < 8 {
+			return 0, shortPrefix("MemoryCopyOnWrite_V2", len(b), ptrSize, endsMemoryCopyOnWriteV2)
+		}
+		_ = b[7]
+		e.VirtualAddress = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.ProgramCounter = uint64(binary.LittleEndian.Uint32(b[4:]))
+	}
+	return 2 * ptrSize, nil
+}
+
+// endsMemoryCopyOnWriteV2 is where the fixed fields of MemoryCopyOnWrite_V2 end, for the error of a short payload.
+var endsMemoryCopyOnWriteV2 = []clrimpl.FieldEnd{
+	{Name: "VirtualAddress", Bytes: 0, Ptrs: 1},
+	{Name: "ProgramCounter", Bytes: 0, Ptrs: 2},
+}
+
+// Encode appends the MemoryCopyOnWrite_V2 wire form for the pointer size.
+func (e *MemoryCopyOnWriteV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.VirtualAddress, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ProgramCounter, ptrSize)
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *MemoryCopyOnWriteV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"VirtualAddress\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.VirtualAddress))
+	dst = append(dst, ",\"ProgramCounter\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ProgramCounter))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *MemoryCopyOnWriteV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "VirtualAddress="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.VirtualAddress))
+	dst = append(dst, " ProgramCounter="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ProgramCounter))
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MemoryCopyOnWriteV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.VirtualAddress))
+	a.Uint(uint64(e.ProgramCounter))
+}
+
+// columnsMemoryCopyOnWriteV2 lists the columns of MemoryCopyOnWrite_V2 (EventInfo.Columns).
+var columnsMemoryCopyOnWriteV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "VirtualAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ProgramCounter",
+}}
+
+// infoMemoryCopyOnWriteV2 describes MemoryCopyOnWrite_V2 (MemoryCopyOnWriteV2.Info).
+var infoMemoryCopyOnWriteV2 = EventInfo{
+	Columns:     columnsMemoryCopyOnWriteV2,
+	DisplayName: "Memory/CopyOnWrite",
+	ID:          12,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "MemoryCopyOnWrite_V2",
+	Opcode:      12,
+	OpcodeName:  "MemoryCopyOnWrite",
+	Provider:    ProviderPageFault,
+	Task:        0,
+	TaskName:    "Memory",
+	TypeName:    "MemoryCopyOnWriteV2",
+	Version:     2,
+	desc:        &descMemoryCopyOnWriteV2,
+	fields:      &fieldsMemoryCopyOnWriteV2,
+}
+
+// descMemoryCopyOnWriteV2 describes MemoryCopyOnWrite_V2 (EventInfo.Descriptor).
+var descMemoryCopyOnWriteV2 = clrimpl.Descriptor{
+	Columns:      columnsMemoryCopyOnWriteV2,
+	DisplayName:  "Memory/CopyOnWrite",
+	Fields:       &fieldsMemoryCopyOnWriteV2,
+	ID:           12,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "MemoryCopyOnWrite_V2",
+	Opcode:       12,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{211, 168, 111, 61, 5, 254, 208, 17, 157, 218, 0, 192, 79, 215, 186, 124},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsMemoryCopyOnWriteV2 writes the fields of MemoryCopyOnWrite_V2 payloads (its Descriptor's Fields).
+var fieldsMemoryCopyOnWriteV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MemoryCopyOnWriteV2)
+}}
+
+// MemoryGuardMemoryV2 is the payload of MemoryGuardMemory_V2: event 13 version 2 of PageFault.
+// Task Memory (0), opcode MemoryGuardMemory (13).
+// Template MemoryPageFault_V2. Its layout depends on the pointer size.
+type MemoryGuardMemoryV2 struct {
+	// VirtualAddress is win:Pointer, pointer-sized on the wire.
+	VirtualAddress uint64
+	// ProgramCounter is win:Pointer, pointer-sized on the wire.
+	ProgramCounter uint64
+}
+
+// Info describes MemoryGuardMemory_V2.
+func (*MemoryGuardMemoryV2) Info() *EventInfo {
+	return &infoMemoryGuardMemoryV2
+}
+
+// Descriptor describes MemoryGuardMemory_V2, as readers of any generated package see it.
+func (*MemoryGuardMemoryV2) Descriptor() *clrimpl.Descriptor {
+	return &descMemoryGuardMemoryV2
+}
+
+// Decode reads a MemoryGuardMemory_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *MemoryGuardMemoryV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("MemoryGuardMemory_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 16 {
+			return 0, shortPrefix("MemoryGuardMemory_V2", len(b), ptrSize, endsMemoryGuardMemoryV2)
+		}
+		_ = b[15]
+		e.VirtualAddress = binary.LittleEndian.Uint64(b[0:])
+		e.ProgramCounter = binary.LittleEndian.Uint64(b[8:])
+	} else {
+		if len(b) < 8 {
+			return 0, shortPrefix("MemoryGuardMemory_V2", len(b), ptrSize, endsMemoryGuardMemoryV2)
+		}
+		_ = b[7]
+		e.VirtualAddress = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.ProgramCounter = uint64(binary.LittleEndian.Uint32(b[4:]))
+	}
+	return 2 * ptrSize, nil
+}
+
+// endsMemoryGuardMemoryV2 is where the fixed fields of MemoryGuardMemory_V2 end, for the error of a short payload.
+var endsMemoryGuardMemoryV2 = []clrimpl.FieldEnd{
+	{Name: "VirtualAddress", Bytes: 0, Ptrs: 1},
+	{Name: "ProgramCounter", Bytes: 0, Ptrs: 2},
+}
+
+// Encode appends the MemoryGuardMemory_V2 wire form for the pointer size.
+func (e *MemoryGuardMemoryV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.VirtualAddress, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ProgramCounter, ptrSize)
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *MemoryGuardMemoryV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"VirtualAddress\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.VirtualAddress))
+	dst = append(dst, ",\"ProgramCounter\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ProgramCounter))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *MemoryGuardMemoryV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "VirtualAddress="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.VirtualAddress))
+	dst = append(dst, " ProgramCounter="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ProgramCounter))
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MemoryGuardMemoryV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.VirtualAddress))
+	a.Uint(uint64(e.ProgramCounter))
+}
+
+// columnsMemoryGuardMemoryV2 lists the columns of MemoryGuardMemory_V2 (EventInfo.Columns).
+var columnsMemoryGuardMemoryV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "VirtualAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ProgramCounter",
+}}
+
+// infoMemoryGuardMemoryV2 describes MemoryGuardMemory_V2 (MemoryGuardMemoryV2.Info).
+var infoMemoryGuardMemoryV2 = EventInfo{
+	Columns:     columnsMemoryGuardMemoryV2,
+	DisplayName: "Memory/GuardMemory",
+	ID:          13,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "MemoryGuardMemory_V2",
+	Opcode:      13,
+	OpcodeName:  "MemoryGuardMemory",
+	Provider:    ProviderPageFault,
+	Task:        0,
+	TaskName:    "Memory",
+	TypeName:    "MemoryGuardMemoryV2",
+	Version:     2,
+	desc:        &descMemoryGuardMemoryV2,
+	fields:      &fieldsMemoryGuardMemoryV2,
+}
+
+// descMemoryGuardMemoryV2 describes MemoryGuardMemory_V2 (EventInfo.Descriptor).
+var descMemoryGuardMemoryV2 = clrimpl.Descriptor{
+	Columns:      columnsMemoryGuardMemoryV2,
+	DisplayName:  "Memory/GuardMemory",
+	Fields:       &fieldsMemoryGuardMemoryV2,
+	ID:           13,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "MemoryGuardMemory_V2",
+	Opcode:       13,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{211, 168, 111, 61, 5, 254, 208, 17, 157, 218, 0, 192, 79, 215, 186, 124},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsMemoryGuardMemoryV2 writes the fields of MemoryGuardMemory_V2 payloads (its Descriptor's Fields).
+var fieldsMemoryGuardMemoryV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MemoryGuardMemoryV2)
+}}
+
+// MemoryHardMemoryV2 is the payload of MemoryHardMemory_V2: event 14 version 2 of PageFault.
+// Task Memory (0), opcode MemoryHardMemory (14).
+// Template MemoryPageFault_V2. Its layout depends on the pointer size.
+type MemoryHardMemoryV2 struct {
+	// VirtualAddress is win:Pointer, pointer-sized on the wire.
+	VirtualAddress uint64
+	// ProgramCounter is win:Pointer, pointer-sized on the wire.
+	ProgramCounter uint64
+}
+
+// Info describes MemoryHardMemory_V2.
+func (*MemoryHardMemoryV2) Info() *EventInfo {
+	return &infoMemoryHardMemoryV2
+}
+
+// Descriptor describes MemoryHardMemory_V2, as readers of any generated package see it.
+func (*MemoryHardMemoryV2) Descriptor() *clrimpl.Descriptor {
+	return &descMemoryHardMemoryV2
+}
+
+// Decode reads a MemoryHardMemory_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *MemoryHardMemoryV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("MemoryHardMemory_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 16 {
+			return 0, shortPrefix("MemoryHardMemory_V2", len(b), ptrSize, endsMemoryHardMemoryV2)
+		}
+		_ = b[15]
+		e.VirtualAddress = binary.LittleEndian.Uint64(b[0:])
+		e.ProgramCounter = binary.LittleEndian.Uint64(b[8:])
+	} else {
+		if len(b) < 8 {
+			return 0, shortPrefix("MemoryHardMemory_V2", len(b), ptrSize, endsMemoryHardMemoryV2)
+		}
+		_ = b[7]
+		e.VirtualAddress = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.ProgramCounter = uint64(binary.LittleEndian.Uint32(b[4:]))
+	}
+	return 2 * ptrSize, nil
+}
+
+// endsMemoryHardMemoryV2 is where the fixed fields of MemoryHardMemory_V2 end, for the error of a short payload.
+var endsMemoryHardMemoryV2 = []clrimpl.FieldEnd{
+	{Name: "VirtualAddress", Bytes: 0, Ptrs: 1},
+	{Name: "ProgramCounter", Bytes: 0, Ptrs: 2},
+}
+
+// Encode appends the MemoryHardMemory_V2 wire form for the pointer size.
+func (e *MemoryHardMemoryV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.VirtualAddress, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ProgramCounter, ptrSize)
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *MemoryHardMemoryV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"VirtualAddress\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.VirtualAddress))
+	dst = append(dst, ",\"ProgramCounter\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ProgramCounter))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *MemoryHardMemoryV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "VirtualAddress="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.VirtualAddress))
+	dst = append(dst, " ProgramCounter="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ProgramCounter))
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MemoryHardMemoryV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.VirtualAddress))
+	a.Uint(uint64(e.ProgramCounter))
+}
+
+// columnsMemoryHardMemoryV2 lists the columns of MemoryHardMemory_V2 (EventInfo.Columns).
+var columnsMemoryHardMemoryV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "VirtualAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ProgramCounter",
+}}
+
+// infoMemoryHardMemoryV2 describes MemoryHardMemory_V2 (MemoryHardMemoryV2.Info).
+var infoMemoryHardMemoryV2 = EventInfo{
+	Columns:     columnsMemoryHardMemoryV2,
+	DisplayName: "Memory/HardMemory",
+	ID:          14,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "MemoryHardMemory_V2",
+	Opcode:      14,
+	OpcodeName:  "MemoryHardMemory",
+	Provider:    ProviderPageFault,
+	Task:        0,
+	TaskName:    "Memory",
+	TypeName:    "MemoryHardMemoryV2",
+	Version:     2,
+	desc:        &descMemoryHardMemoryV2,
+	fields:      &fieldsMemoryHardMemoryV2,
+}
+
+// descMemoryHardMemoryV2 describes MemoryHardMemory_V2 (EventInfo.Descriptor).
+var descMemoryHardMemoryV2 = clrimpl.Descriptor{
+	Columns:      columnsMemoryHardMemoryV2,
+	DisplayName:  "Memory/HardMemory",
+	Fields:       &fieldsMemoryHardMemoryV2,
+	ID:           14,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "MemoryHardMemory_V2",
+	Opcode:       14,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{211, 168, 111, 61, 5, 254, 208, 17, 157, 218, 0, 192, 79, 215, 186, 124},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsMemoryHardMemoryV2 writes the fields of MemoryHardMemory_V2 payloads (its Descriptor's Fields).
+var fieldsMemoryHardMemoryV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MemoryHardMemoryV2)
+}}
+
+// MemoryAccessViolationV2 is the payload of MemoryAccessViolation_V2: event 15 version 2 of PageFault.
+// Task Memory (0), opcode MemoryAccessViolation (15).
+// Template MemoryPageFault_V2. Its layout depends on the pointer size.
+type MemoryAccessViolationV2 struct {
+	// VirtualAddress is win:Pointer, pointer-sized on the wire.
+	VirtualAddress uint64
+	// ProgramCounter is win:Pointer, pointer-sized on the wire.
+	ProgramCounter uint64
+}
+
+// Info describes MemoryAccessViolation_V2.
+func (*MemoryAccessViolationV2) Info() *EventInfo {
+	return &infoMemoryAccessViolationV2
+}
+
+// Descriptor describes MemoryAccessViolation_V2, as readers of any generated package see it.
+func (*MemoryAccessViolationV2) Descriptor() *clrimpl.Descriptor {
+	return &descMemoryAccessViolationV2
+}
+
+// Decode reads a MemoryAccessViolation_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *MemoryAccessViolationV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("MemoryAccessViolation_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 16 {
+			return 0, shortPrefix("MemoryAccessViolation_V2", len(b), ptrSize, endsMemoryAccessViolationV2)
+		}
+		_ = b[15]
+		e.VirtualAddress = binary.LittleEndian.Uint64(b[0:])
+		e.ProgramCounter = binary.LittleEndian.Uint64(b[8:])
+	} else {
+		if len(b) < 8 {
+			return 0, shortPrefix("MemoryAccessViolation_V2", len(b), ptrSize, endsMemoryAccessViolationV2)
+		}
+		_ = b[7]
+		e.VirtualAddress = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.ProgramCounter = uint64(binary.LittleEndian.Uint32(b[4:]))
+	}
+	return 2 * ptrSize, nil
+}
+
+// endsMemoryAccessViolationV2 is where the fixed fields of MemoryAccessViolation_V2 end, for the error of a short payload.
+var endsMemoryAccessViolationV2 = []clrimpl.FieldEnd{
+	{Name: "VirtualAddress", Bytes: 0, Ptrs: 1},
+	{Name: "ProgramCounter", Bytes: 0, Ptrs: 2},
+}
+
+// Encode appends the MemoryAccessViolation_V2 wire form for the pointer size.
+func (e *MemoryAccessViolationV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.VirtualAddress, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ProgramCounter, ptrSize)
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *MemoryAccessViolationV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"VirtualAddress\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.VirtualAddress))
+	dst = append(dst, ",\"ProgramCounter\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ProgramCounter))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *MemoryAccessViolationV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "VirtualAddress="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.VirtualAddress))
+	dst = append(dst, " ProgramCounter="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.ProgramCounter))
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MemoryAccessViolationV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.VirtualAddress))
+	a.Uint(uint64(e.ProgramCounter))
+}
+
+// columnsMemoryAccessViolationV2 lists the columns of MemoryAccessViolation_V2 (EventInfo.Columns).
+var columnsMemoryAccessViolationV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "VirtualAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ProgramCounter",
+}}
+
+// infoMemoryAccessViolationV2 describes MemoryAccessViolation_V2 (MemoryAccessViolationV2.Info).
+var infoMemoryAccessViolationV2 = EventInfo{
+	Columns:     columnsMemoryAccessViolationV2,
+	DisplayName: "Memory/AccessViolation",
+	ID:          15,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "MemoryAccessViolation_V2",
+	Opcode:      15,
+	OpcodeName:  "MemoryAccessViolation",
+	Provider:    ProviderPageFault,
+	Task:        0,
+	TaskName:    "Memory",
+	TypeName:    "MemoryAccessViolationV2",
+	Version:     2,
+	desc:        &descMemoryAccessViolationV2,
+	fields:      &fieldsMemoryAccessViolationV2,
+}
+
+// descMemoryAccessViolationV2 describes MemoryAccessViolation_V2 (EventInfo.Descriptor).
+var descMemoryAccessViolationV2 = clrimpl.Descriptor{
+	Columns:      columnsMemoryAccessViolationV2,
+	DisplayName:  "Memory/AccessViolation",
+	Fields:       &fieldsMemoryAccessViolationV2,
+	ID:           15,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "MemoryAccessViolation_V2",
+	Opcode:       15,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{211, 168, 111, 61, 5, 254, 208, 17, 157, 218, 0, 192, 79, 215, 186, 124},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsMemoryAccessViolationV2 writes the fields of MemoryAccessViolation_V2 payloads (its Descriptor's Fields).
+var fieldsMemoryAccessViolationV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MemoryAccessViolationV2)
+}}
+
 // MemoryHardFaultV2 is the payload of MemoryHardFault_V2: event 32 version 2 of PageFault.
 // Task Memory (0), opcode MemoryHardFault (32).
 // Template MemoryHardFault_V2. Its layout depends on the pointer size.

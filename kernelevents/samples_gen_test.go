@@ -417,6 +417,24 @@ func sampleEvents() []Event {
 		ProgramId:       clrimpl.UTF16Of("s12 é"),
 		TimeDateStamp:   5,
 		VerLanguage:     clrimpl.UTF16Of("s7 é"),
+	}, &MemoryTransitionFaultV2{
+		ProgramCounter: 8192,
+		VirtualAddress: 4096,
+	}, &MemoryDemandZeroFaultV2{
+		ProgramCounter: 8192,
+		VirtualAddress: 4096,
+	}, &MemoryCopyOnWriteV2{
+		ProgramCounter: 8192,
+		VirtualAddress: 4096,
+	}, &MemoryGuardMemoryV2{
+		ProgramCounter: 8192,
+		VirtualAddress: 4096,
+	}, &MemoryHardMemoryV2{
+		ProgramCounter: 8192,
+		VirtualAddress: 4096,
+	}, &MemoryAccessViolationV2{
+		ProgramCounter: 8192,
+		VirtualAddress: 4096,
 	}, &MemoryHardFaultV2{
 		ByteCount:      9,
 		FileObject:     16384,
@@ -424,6 +442,16 @@ func sampleEvents() []Event {
 		ReadOffset:     5,
 		TThreadId:      8,
 		VirtualAddress: 12288,
+	}, &VirtualMemAllocV2{
+		BaseAddr:  4096,
+		Flags:     7,
+		Length:    8192,
+		ProcessID: 6,
+	}, &VirtualMemFreeV2{
+		BaseAddr:  4096,
+		Flags:     7,
+		Length:    8192,
+		ProcessID: 6,
 	}, &PerfInfoSampleV2{
 		Count:              6,
 		Flags:              7,
@@ -1129,6 +1157,12 @@ func sampleEvents() []Event {
 		OldThreadWaitMode:           11,
 		OldThreadWaitReason:         10,
 		Reserved:                    15,
+	}, &DispatcherReadyThreadV2{
+		AdjustIncrement:  6,
+		AdjustReason:     5,
+		AwakenedThreadID: 4,
+		Flags:            7,
+		Reserved:         8,
 	}, &ThreadSetNameV2{
 		ProcessID:  4,
 		ThreadID:   5,

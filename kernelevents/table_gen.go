@@ -192,7 +192,15 @@ var eventTable = [...]*EventInfo{
 	&infoDbgPPDBV2,
 	&infoDbgDetermV1,
 	&infoFileVersionV0,
+	&infoMemoryTransitionFaultV2,
+	&infoMemoryDemandZeroFaultV2,
+	&infoMemoryCopyOnWriteV2,
+	&infoMemoryGuardMemoryV2,
+	&infoMemoryHardMemoryV2,
+	&infoMemoryAccessViolationV2,
 	&infoMemoryHardFaultV2,
+	&infoVirtualMemAllocV2,
+	&infoVirtualMemFreeV2,
 	&infoPerfInfoSampleV2,
 	&infoPerfInfoSetIntervalV2,
 	&infoPerfInfoSetIntervalV3,
@@ -276,6 +284,7 @@ var eventTable = [...]*EventInfo{
 	&infoThreadDCStopV2,
 	&infoThreadDCStopV3,
 	&infoThreadCSwitchV2,
+	&infoDispatcherReadyThreadV2,
 	&infoThreadSetNameV2,
 	&infoUdpIpSendV2,
 	&infoUdpIpRecvV2,
@@ -332,6 +341,9 @@ var familyTable = [...]FamilyInfo{{
 	Members: []*EventInfo{&infoImageUnloadV2, &infoImageDCStartV2, &infoImageDCStopV2, &infoImageLoadV2},
 	Name:    "Image",
 }, {
+	Members: []*EventInfo{&infoMemoryTransitionFaultV2, &infoMemoryDemandZeroFaultV2, &infoMemoryCopyOnWriteV2, &infoMemoryGuardMemoryV2, &infoMemoryHardMemoryV2, &infoMemoryAccessViolationV2},
+	Name:    "MemoryPageFault",
+}, {
 	Members: []*EventInfo{&infoProcessStartV3, &infoProcessStartV4, &infoProcessStopV3, &infoProcessStopV4, &infoProcessDCStartV3, &infoProcessDCStartV4, &infoProcessDCStopV3, &infoProcessDCStopV4, &infoProcessDefunctV3, &infoProcessDefunctV4},
 	Name:    "Process",
 }, {
@@ -370,6 +382,9 @@ var familyTable = [...]FamilyInfo{{
 }, {
 	Members: []*EventInfo{&infoUdpIpSendIPV6V2, &infoUdpIpRecvIPV6V2},
 	Name:    "UdpIpV6",
+}, {
+	Members: []*EventInfo{&infoVirtualMemAllocV2, &infoVirtualMemFreeV2},
+	Name:    "VirtualMemAlloc",
 }, {
 	Members: []*EventInfo{&infoWinSatWinSPRV0, &infoWinSatMetricsV0, &infoWinSatSystemConfigV0},
 	Name:    "WinSatXml",

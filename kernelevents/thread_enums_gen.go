@@ -23,6 +23,8 @@ func (v ThreadKeywords) String() string {
 const (
 	// Thread task of Thread.
 	ThreadTaskThread uint16 = 0
+	// Dispatcher task of Thread.
+	ThreadTaskDispatcher uint16 = 0
 )
 
 const (
@@ -30,7 +32,79 @@ const (
 	ThreadOpcodeThreadThreadCSwitch Opcode = 36
 	// ThreadSetName opcode of task Thread.
 	ThreadOpcodeThreadThreadSetName Opcode = 72
+	// DispatcherReadyThread opcode of task Dispatcher.
+	ThreadOpcodeDispatcherDispatcherReadyThread Opcode = 50
 )
+
+// ThreadAdjustReason holds the values of AdjustReasonMap in Thread.
+type ThreadAdjustReason uint8
+
+const (
+	ThreadAdjustReasonNone   ThreadAdjustReason = 0x0
+	ThreadAdjustReasonUnwait ThreadAdjustReason = 0x1
+	ThreadAdjustReasonBoost  ThreadAdjustReason = 0x2
+)
+
+// AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
+func (v ThreadAdjustReason) AppendText(b []byte) ([]byte, error) {
+	switch v {
+	case 0x0:
+		return append(b, "None"...), nil
+	case 0x1:
+		return append(b, "Unwait"...), nil
+	case 0x2:
+		return append(b, "Boost"...), nil
+	default:
+		return clrimpl.AppendUnknown(b, "ThreadAdjustReason", uint64(v)), nil
+	}
+}
+
+func (v ThreadAdjustReason) String() string {
+	b, _ := v.AppendText(nil)
+	return string(b)
+}
+
+func (v ThreadAdjustReason) appendJSON(b []byte) []byte {
+	b = append(b, '"')
+	b, _ = v.AppendText(b)
+	return append(b, '"')
+}
+
+// ThreadReadyThreadFlags holds the flags of ReadyThreadFlagsMap in Thread.
+type ThreadReadyThreadFlags uint8
+
+const (
+	ThreadReadyThreadFlagsReadiedFromDPC    ThreadReadyThreadFlags = 0x1
+	ThreadReadyThreadFlagsKernelSwappedOut  ThreadReadyThreadFlags = 0x2
+	ThreadReadyThreadFlagsProcessSwappedOut ThreadReadyThreadFlags = 0x4
+)
+
+var threadReadyThreadFlagsNames = []clrimpl.FlagName{{
+	Name:  "ReadiedFromDPC",
+	Value: 0x1,
+}, {
+	Name:  "KernelSwappedOut",
+	Value: 0x2,
+}, {
+	Name:  "ProcessSwappedOut",
+	Value: 0x4,
+}}
+
+// AppendText appends the names of the set flags joined by |, unknown bits in hex.
+func (v ThreadReadyThreadFlags) AppendText(b []byte) ([]byte, error) {
+	return clrimpl.AppendFlags(b, uint64(v), threadReadyThreadFlagsNames, ""), nil
+}
+
+func (v ThreadReadyThreadFlags) String() string {
+	b, _ := v.AppendText(nil)
+	return string(b)
+}
+
+func (v ThreadReadyThreadFlags) appendJSON(b []byte) []byte {
+	b = append(b, '"')
+	b, _ = v.AppendText(b)
+	return append(b, '"')
+}
 
 // ThreadState holds the values of StateMap in Thread.
 type ThreadState uint8

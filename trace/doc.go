@@ -97,7 +97,8 @@
 // from the names the FileIO events give FileKeys and FileObjects),
 // Event.KeyName (a registry event's key, from the names the registry's
 // events give KeyHandles), Event.OldProcess (a context switch's old
-// thread's process), and all of them under TraceEvent's names by
+// thread's process), and all of them, with a ready thread's awakened
+// thread's process (AwakenedProcessID), under TraceEvent's names by
 // Event.AppendDerived, which clrdump prints after the payload's fields.
 // In a log that names its volumes (the SysConfig events of a merge),
 // the paths of the payload that TraceEvent shows with drive letters

@@ -2,7 +2,6 @@ package trace
 
 import (
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/clrgo/clrevents/clrimpl"
@@ -59,11 +58,10 @@ func newKernelGroups() map[uint8]*kernelGroup {
 	return map[uint8]*kernelGroup{
 		0x00: {task: "EventTrace", opcodes: map[uint8]string{80: "PartitionInfoExtension"}},
 		0x01: {task: "DiskIO"},
-		0x02: {task: "PageFault", opcodes: map[uint8]string{10: "TransitionFault", 11: "DemandZeroFault", 12: "CopyOnWrite", 13: "GuardPageFault", 14: "HardPageFault", 15: "AccessViolation", 98: "VirtualAlloc", 99: "VirtualFree"}},
+		0x02: {task: "PageFault"},
 		0x03: {task: "Process", opcodes: map[uint8]string{11: "Terminate"}},
 		0x04: {task: "FileIO", opcodes: map[uint8]string{37: "MapFile", 38: "UnmapFile", 39: "MapFileDCStart", 40: "MapFileDCStop"}},
-		// TraceEvent shows a thread's readying under a task of its own.
-		0x05: {task: "Thread", opcodes: map[uint8]string{50: "Dispatcher/ReadyThread"}},
+		0x05: {task: "Thread"},
 		0x06: {task: "TcpIp"},
 		0x08: {task: "UdpIp"},
 		0x09: {task: "Registry"},
@@ -115,7 +113,7 @@ var etwClasses = sync.OnceValue(func() *kernelClasses {
 })
 
 // nameOpcodes builds names: kernelevents' display names of the class's
-// types, then "Task/Opcode" for the other opcodes (the task alone for "").
+// types, then "Task/Opcode" for the other opcodes.
 func (k *kernelGroup) nameOpcodes(class clrimpl.GUID) {
 	k.names = make(map[uint8]string, len(k.opcodes))
 	for _, info := range kernelevents.Events() {
@@ -130,14 +128,7 @@ func (k *kernelGroup) nameOpcodes(class clrimpl.GUID) {
 		}
 	}
 	for op, name := range k.opcodes {
-		switch {
-		case name == "":
-			k.names[op] = k.task
-		case strings.Contains(name, "/"):
-			k.names[op] = name
-		default:
-			k.names[op] = k.task + "/" + name
-		}
+		k.names[op] = k.task + "/" + name
 	}
 }
 
@@ -283,7 +274,9 @@ func (e *Event) threadsProcess(tid uint32) (pid, t int64, ok bool) {
 // payload and its process from the Thread events (headerOr; a buffer
 // flush the same, and a file operation's with version 2's TTID or
 // version 3's IssuingThreadId, and a context switch's with the new
-// thread); a thread name's from its payload; a hard
+// thread); a ready thread's (Dispatcher/ReadyThread) the header's, its
+// process where the header names none the readying thread's from the
+// Thread events; a thread name's from its payload; a hard
 // fault's thread from its payload and its process from the Thread events;
 // a TcpIp or UdpIp event's process from its payload, with no thread. ok
 // is false for other events, which keep their header's. created is true
@@ -347,6 +340,13 @@ func (e *Event) kernelIDs() (pid, tid int64, created, ok bool) {
 	case *kernelevents.ThreadCSwitchV2:
 		pid, tid, ok = e.headerOr(v.NewThreadID)
 		return pid, tid, false, ok
+	case *kernelevents.DispatcherReadyThreadV2:
+		// The readying thread's, as the header names it, and where the
+		// header names no process, that thread's.
+		if e.et.ThreadID != 0xFFFFFFFF {
+			pid, tid, ok = e.headerOr(e.et.ThreadID)
+			return pid, tid, false, ok
+		}
 	case *kernelevents.ThreadSetNameV2:
 		return int64(v.ProcessID), int64(v.ThreadID), false, true
 	case kernelevents.TcpIpEvent:

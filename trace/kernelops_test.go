@@ -2,6 +2,7 @@ package trace_test
 
 import (
 	"encoding/binary"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -19,11 +20,16 @@ import (
 // a thread's name is the thread's; a registry operation and an
 // operation's end keep their header's. A header that names the thread
 // and process wins over the payload. An image's load is the loading
-// process's (the header's), its unload the payload's process's.
+// process's (the header's), its unload the payload's process's. A ready
+// thread (Dispatcher/ReadyThread) is the header's, its process where the
+// header names none the readying thread's, and it derives its awakened
+// thread's process; page faults and virtual memory operations keep their
+// header's, under TraceEvent's names (Memory/…, VirtualMem/…).
 func TestKernelOperations(t *testing.T) {
 	le := binary.LittleEndian
 	const (
 		thread, fileIO, registry = 0x05, 0x04, 0x09
+		pageFault                = 0x02
 		load, image              = 0x03, 0x14 // the kernel logs image loads with the Process group's hook
 		none                     = 0xFFFFFFFF
 		pid, tid                 = 20, 55
@@ -58,7 +64,11 @@ func TestKernelOperations(t *testing.T) {
 		kernel(thread, 72, 2, none, none, 60, &kernelevents.ThreadSetNameV2{ProcessID: pid, ThreadID: tid, ThreadName: kernelevents.UTF16Of("worker")}),
 		kernel(registry, 11, 2, tid, pid, 70, &kernelevents.RegistryOpenV2{InitialTime: 65, Status: 0xC0000034, KeyHandle: 0xffffb00000000010,
 			KeyName: kernelevents.UTF16Of(`SOFTWARE\Contoso`)}),
-		etltest.System(thread, 50, 2, none, none, 80, make([]byte, 8)),
+		kernel(thread, 50, 2, none, none, 80, &kernelevents.DispatcherReadyThreadV2{AwakenedThreadID: tid, AdjustReason: 1, AdjustIncrement: 2, Flags: 5}),
+		kernel(thread, 50, 2, tid, none, 81, &kernelevents.DispatcherReadyThreadV2{AwakenedThreadID: 99, AdjustReason: 2, Flags: 8}),
+		kernel(pageFault, 11, 2, tid, pid, 82, &kernelevents.MemoryDemandZeroFaultV2{VirtualAddress: 0x7ff000001000, ProgramCounter: 0x7ff800001234}),
+		kernel(pageFault, 98, 2, tid, pid, 83, &kernelevents.VirtualMemAllocV2{BaseAddr: 0x1f0000, Length: 65536, ProcessID: 30, Flags: 0x3000}),
+		kernel(pageFault, 99, 2, tid, pid, 84, &kernelevents.VirtualMemFreeV2{BaseAddr: 0x1f0000, Length: 4096, ProcessID: pid, Flags: 0x4001}),
 		etltest.System(fileIO, 37, 3, tid, pid, 90, make([]byte, 40)),
 		kernel(load, 10, 2, 8, 4, 100, &kernelevents.ImageLoadV2{ImageBase: 0xfffff80000100000, ProcessID: 0, FileName: kernelevents.UTF16Of(`\SystemRoot\x.sys`)}),
 		kernel(load, 10, 2, tid, pid, 110, &kernelevents.ImageLoadV2{ImageBase: 0x7ff800000000, ProcessID: pid, FileName: kernelevents.UTF16Of(`C:\x.dll`)}),
@@ -74,7 +84,13 @@ func TestKernelOperations(t *testing.T) {
 		{"FileIO/OperationEnd", -1, 66, "NtStatus=-1073741772"},
 		{"Thread/SetName", pid, tid, `ThreadName="worker"`},
 		{"Registry/Open", pid, tid, `Status=0xc0000034 KeyHandle=0xffffb00000000010 KeyName="SOFTWARE\\Contoso" Index=0 InitialTime=65`},
-		{"Dispatcher/ReadyThread", -1, -1, ""},
+		// The header's thread and process; a ready thread's process, where
+		// the header names none, the readying thread's; Reserved not shown.
+		{"Dispatcher/ReadyThread", -1, -1, "AwakenedThreadID=55 AdjustReason=Unwait AdjustIncrement=2 Flags=ReadiedFromDPC|ProcessSwappedOut AwakenedProcessID=20"},
+		{"Dispatcher/ReadyThread", pid, tid, "AwakenedThreadID=99 AdjustReason=Boost AdjustIncrement=0 Flags=0x8 AwakenedProcessID=-1"},
+		{"Memory/DemandZeroFault", pid, tid, "VirtualAddress=0x7ff000001000 ProgramCounter=0x7ff800001234"},
+		{"VirtualMem/Alloc", pid, tid, "BaseAddr=0x1f0000 Length=65536 Flags=MEM_COMMIT|MEM_RESERVE"}, // not the owner's ProcessID
+		{"VirtualMem/Free", pid, tid, "BaseAddr=0x1f0000 Length=4096 Flags=MEM_DECOMMIT|0x1"},
 		{"FileIO/MapFile", pid, tid, ""},
 		{"Image/Load", 4, 8, `FileName="\\SystemRoot\\x.sys"`}, // a driver: the header's process, not the payload's 0
 		{"Image/Load", pid, tid, "ProcessID=20"},
@@ -94,6 +110,13 @@ func TestKernelOperations(t *testing.T) {
 		text, err := e.AppendText(nil)
 		if (err != nil) != (w.text == "") {
 			t.Errorf("%s: AppendText: %v", w.name, err)
+		}
+		for _, d := range e.AppendDerived(nil) {
+			if d.IsInt {
+				text = fmt.Appendf(text, " %s=%d", d.Name, d.Int)
+			} else {
+				text = fmt.Appendf(text, " %s=%q", d.Name, d.Str)
+			}
 		}
 		if e.DisplayName() != w.name || e.ProcessID() != w.pid || e.ThreadID() != w.tid || !strings.Contains(string(text), w.text) {
 			t.Errorf("event %d: %s pid %d tid %d %s\nwant %s pid %d tid %d with %s", i-1, e.DisplayName(), e.ProcessID(), e.ThreadID(), text,

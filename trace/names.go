@@ -149,7 +149,7 @@ func (r *Reader) fileName(key, object uint64) string {
 // (Cleanup, Close, Flush, Read, Write, SetInfo, Delete, Rename,
 // QueryInfo, FSControl, DirEnum, DirNotify) the name the log gave the
 // operation's FileKey, else its FileObject, before it; for a DiskIO Read
-// or Write and a hard fault (PageFault/HardFault) the name of its
+// or Write and a hard fault (Memory/HardFault) the name of its
 // FileObject (TraceEvent's FileKey). The map of names is described in
 // names.go: a name holds from the event that gives it on; an address
 // that only a rundown names (FileIO/FileRundown, as at a log's end)
@@ -251,7 +251,9 @@ func (e *Event) OldProcess() (pid int64, name string, ok bool) {
 // that its payload does not hold, computed from the log's other events:
 // a file operation's, disk I/O's or hard fault's FileName (DirectoryName
 // for FileIO/DirEnum and DirNotify), a context switch's OldProcessID and
-// OldProcessName, and a registry event's KeyName (Event.KeyName) as
+// OldProcessName, a ready thread's AwakenedProcessID (the process the
+// log's Thread events give its AwakenedThreadID, -1 when none does), and
+// a registry event's KeyName (Event.KeyName) as
 // KeyHandleName: the payload's field is KeyName already, and holds what
 // TraceEvent shows as KeyName for a key operation that names one and as
 // ValueName for a value operation. An event type has the same Derived
@@ -265,7 +267,8 @@ type Derived struct {
 }
 
 // AppendDerived appends the event's Derived values to dst (none for most
-// events): FileName's, KeyName's and OldProcess's, under TraceEvent's
+// events): FileName's, KeyName's, OldProcess's and a ready thread's
+// AwakenedProcessID, under TraceEvent's
 // names, where the payload's fields do not already show them (the
 // FileName of FileIO/Create and of the events that name files is the
 // payload's).
@@ -298,6 +301,9 @@ func (e *Event) AppendDerived(dst []Derived) []Derived {
 	case g == threadGUID:
 		if pid, name, ok := e.OldProcess(); ok {
 			dst = append(dst, Derived{Name: "OldProcessID", Int: pid, IsInt: true}, Derived{Name: "OldProcessName", Str: name})
+		} else if v, ok := e.kernelValue().(*kernelevents.DispatcherReadyThreadV2); ok {
+			pid, _, _ := e.threadsProcess(v.AwakenedThreadID)
+			dst = append(dst, Derived{Name: "AwakenedProcessID", Int: pid, IsInt: true})
 		}
 	}
 	return dst

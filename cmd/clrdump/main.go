@@ -45,7 +45,8 @@
 //	                  (trace.Event.AppendDerived: a file operation's,
 //	                  disk I/O's or hard fault's FileName, a registry
 //	                  event's KeyHandleName, a context switch's
-//	                  OldProcessID and OldProcessName), in text and CSV too
+//	                  OldProcessID and OldProcessName, a ready thread's
+//	                  AwakenedProcessID), in text and CSV too
 //	extra             string, hex: payload bytes past the template (a newer
 //	                  runtime's fields); only when there are some
 //	error, payload    strings: why the payload did not decode, and its bytes in
