@@ -66,7 +66,10 @@ func newKernelGroups() map[uint8]*kernelGroup {
 		0x08: {task: "UdpIp"},
 		0x09: {task: "Registry"},
 		0x0B: {task: "SystemConfig", opcodes: map[uint8]string{14: "Video"}},
-		0x0F: {task: "PerfInfo", opcodes: map[uint8]string{51: "SysClEnter", 52: "SysClExit", 67: "ThreadedDPC", 68: "ISR", 69: "DPC"}},
+		// Interrupts and DPCs as [MS "ISR class", "DPC class"] and
+		// TraceEvent number them.
+		0x0F: {task: "PerfInfo", opcodes: map[uint8]string{34: "Mark", 47: "PMCSample", 50: "ISR", 51: "SysClEnter", 52: "SysClExit", 55: "BatchedSample",
+			58: "DebuggerEnabled", 66: "ThreadedDPC", 67: "ISR", 68: "DPC", 69: "TimerDPC"}},
 		0x10: {task: "Heap"},
 		0x11: {task: "Object"},
 		0x14: {task: "Image"},

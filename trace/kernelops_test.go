@@ -29,7 +29,7 @@ func TestKernelOperations(t *testing.T) {
 	le := binary.LittleEndian
 	const (
 		thread, fileIO, registry = 0x05, 0x04, 0x09
-		pageFault                = 0x02
+		pageFault, perfInfo      = 0x02, 0x0F
 		load, image              = 0x03, 0x14 // the kernel logs image loads with the Process group's hook
 		none                     = 0xFFFFFFFF
 		pid, tid                 = 20, 55
@@ -70,6 +70,10 @@ func TestKernelOperations(t *testing.T) {
 		kernel(pageFault, 98, 2, tid, pid, 83, &kernelevents.VirtualMemAllocV2{BaseAddr: 0x1f0000, Length: 65536, ProcessID: 30, Flags: 0x3000}),
 		kernel(pageFault, 99, 2, tid, pid, 84, &kernelevents.VirtualMemFreeV2{BaseAddr: 0x1f0000, Length: 4096, ProcessID: pid, Flags: 0x4001}),
 		etltest.System(fileIO, 37, 3, tid, pid, 90, make([]byte, 40)),
+		etltest.System(perfInfo, 66, 2, tid, pid, 91, make([]byte, 16)),
+		etltest.System(perfInfo, 67, 2, tid, pid, 92, make([]byte, 16)),
+		etltest.System(perfInfo, 68, 2, tid, pid, 93, make([]byte, 16)),
+		etltest.System(perfInfo, 69, 2, tid, pid, 94, make([]byte, 16)),
 		kernel(load, 10, 2, 8, 4, 100, &kernelevents.ImageLoadV2{ImageBase: 0xfffff80000100000, ProcessID: 0, FileName: kernelevents.UTF16Of(`\SystemRoot\x.sys`)}),
 		kernel(load, 10, 2, tid, pid, 110, &kernelevents.ImageLoadV2{ImageBase: 0x7ff800000000, ProcessID: pid, FileName: kernelevents.UTF16Of(`C:\x.dll`)}),
 		kernel(image, 2, 2, 8, 4, 120, &kernelevents.ImageUnloadV2{ImageBase: 0x7ff800000000, ProcessID: pid, FileName: kernelevents.UTF16Of(`C:\x.dll`)}),
@@ -92,6 +96,10 @@ func TestKernelOperations(t *testing.T) {
 		{"VirtualMem/Alloc", pid, tid, "BaseAddr=0x1f0000 Length=65536 Flags=MEM_COMMIT|MEM_RESERVE"}, // not the owner's ProcessID
 		{"VirtualMem/Free", pid, tid, "BaseAddr=0x1f0000 Length=4096 Flags=MEM_DECOMMIT|0x1"},
 		{"FileIO/MapFile", pid, tid, ""},
+		{"PerfInfo/ThreadedDPC", pid, tid, ""}, // as [MS "DPC class"] and TraceEvent number them
+		{"PerfInfo/ISR", pid, tid, ""},
+		{"PerfInfo/DPC", pid, tid, ""},
+		{"PerfInfo/TimerDPC", pid, tid, ""},
 		{"Image/Load", 4, 8, `FileName="\\SystemRoot\\x.sys"`}, // a driver: the header's process, not the payload's 0
 		{"Image/Load", pid, tid, "ProcessID=20"},
 		{"Image/Unload", pid, -1, "ProcessID=20"}, // the payload's process
