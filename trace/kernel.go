@@ -50,34 +50,43 @@ func (k *kernelGroup) eventName(op uint8) string {
 	return k.task + "/Opcode(" + strconv.Itoa(int(op)) + ")"
 }
 
-// The kernel event classes by hook group (the GUIDs are etl's), with the
-// opcodes of the Windows kernel logger's MOF classes that PerfView and
-// TraceEvent name and kernelevents does not decode. The names of the
-// events it decodes are its types' display names.
+// The kernel event classes by hook group (the GUIDs are etl's), under
+// the task names TraceEvent gives them, with the opcodes that TraceEvent
+// (PerfView) names and kernelevents does not decode, by TraceEvent's
+// names (an opcode of neither is "Task/Opcode(N)"). The names of the
+// events kernelevents decodes are its types' display names.
 func newKernelGroups() map[uint8]*kernelGroup {
 	return map[uint8]*kernelGroup{
 		0x00: {task: "EventTrace", opcodes: map[uint8]string{80: "PartitionInfoExtension"}},
-		0x01: {task: "DiskIO"},
-		0x02: {task: "PageFault"},
+		0x01: {task: "DiskIO", opcodes: map[uint8]string{34: "DriverMajorFunctionCall", 35: "DriverMajorFunctionReturn", 37: "DriverCompletionRoutine",
+			52: "DriverCompleteRequest", 53: "DriverCompleteRequestReturn"}},
+		0x02: {task: "Memory", opcodes: map[uint8]string{35: "InMemory", 73: "PFMappedSectionCreate", 76: "SessionDCStop", 79: "PFMappedSectionDelete",
+			100: "HeapRangeRundown", 101: "HeapRangeCreate", 102: "HeapRangeReserve", 103: "HeapRangeRelease", 104: "HeapRangeDestroy",
+			105: "ImageLoadBacked", 112: "SystemMemInfo", 115: "InMemoryStoreFault", 117: "InMemoryActive", 118: "PageAccess",
+			119: "PageRelease", 120: "RangeAccess", 121: "RangeRelease", 122: "Combine", 123: "KernelMemUsage", 124: "MMStats",
+			125: "ProcessMemInfo", 126: "MemInfoSessionWS", 127: "VirtualRotate", 128: "VirtualAllocDCStart", 129: "VirtualAllocDCStop",
+			130: "PageAccess", 131: "RemoveFromWS", 132: "WSSharableRundown", 133: "InMemoryActiveRundown"}},
 		0x03: {task: "Process", opcodes: map[uint8]string{11: "Terminate"}},
 		0x04: {task: "FileIO", opcodes: map[uint8]string{37: "MapFile", 38: "UnmapFile", 39: "MapFileDCStart", 40: "MapFileDCStop"}},
-		0x05: {task: "Thread"},
-		0x06: {task: "TcpIp"},
-		0x08: {task: "UdpIp"},
+		0x05: {task: "Thread", opcodes: map[uint8]string{37: "CompCS", 62: "Enqueue", 63: "Dequeue"}},
+		0x06: {task: "TcpIp", opcodes: map[uint8]string{19: "ARPCopy", 20: "FullACK", 21: "PartACK", 22: "DupACK"}},
+		0x08: {task: "UdpIp", opcodes: map[uint8]string{17: "Fail"}},
 		0x09: {task: "Registry"},
-		0x0B: {task: "SystemConfig", opcodes: map[uint8]string{14: "Video"}},
+		0x0B: {task: "SystemConfig", opcodes: map[uint8]string{14: "Video", 21: "IRQ"}},
 		// Interrupts and DPCs as [MS "ISR class", "DPC class"] and
 		// TraceEvent number them.
 		0x0F: {task: "PerfInfo", opcodes: map[uint8]string{34: "Mark", 47: "PMCSample", 50: "ISR", 51: "SysClEnter", 52: "SysClExit", 55: "BatchedSample",
 			58: "DebuggerEnabled", 66: "ThreadedDPC", 67: "ISR", 68: "DPC", 69: "TimerDPC"}},
-		0x10: {task: "Heap"},
-		0x11: {task: "Object"},
+		0x10: {task: "HeapTrace", opcodes: map[uint8]string{32: "Create", 33: "Alloc", 34: "ReAlloc", 35: "Destroy", 36: "Free", 37: "Expand",
+			38: "SnapShot", 42: "Contract", 43: "Lock", 44: "Unlock", 45: "Validate", 46: "Walk"}},
+		0x11: {task: "Object", opcodes: map[uint8]string{32: "CreateHandle", 33: "CloseHandle", 34: "DuplicateHandle", 37: "TypeDCEnd", 39: "HandleDCEnd"}},
 		0x14: {task: "Image"},
-		0x17: {task: "CritSec"},
+		0x17: {task: "CritSecTrace", opcodes: map[uint8]string{34: "Collision", 35: "Initialize"}},
 		0x18: {task: "StackWalk"},
-		0x1A: {task: "ALPC"},
-		0x1B: {task: "SplitIO"},
-		0x1C: {task: "ThreadPool"},
+		0x1A: {task: "ALPC", opcodes: map[uint8]string{33: "SendMessage", 34: "ReceiveMessage", 35: "WaitForReply", 36: "WaitForNewMessage", 37: "Unwait"}},
+		0x1B: {task: "SplitIo", opcodes: map[uint8]string{32: "VolMgr"}},
+		0x1C: {task: "ThreadPoolTrace", opcodes: map[uint8]string{32: "CBEnqueue", 33: "CBDequeue", 34: "CBStart", 35: "CBStop", 36: "CBCancel",
+			37: "PoolCreate", 38: "PoolClose", 39: "ThreadMinSet", 40: "ThreadMaxSet"}},
 	}
 }
 

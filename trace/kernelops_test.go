@@ -135,3 +135,48 @@ func TestKernelOperations(t *testing.T) {
 		t.Errorf("%d kernel events, want %d", i, len(wants))
 	}
 }
+
+// TestKernelEventNames: a kernel event kernelevents does not decode is
+// named as TraceEvent names it, by its class's task name there and the
+// opcode's name (PerfView's "HeapTrace/Alloc", "Memory/ImageLoadBacked"),
+// or its number for an opcode TraceEvent does not name either.
+func TestKernelEventNames(t *testing.T) {
+	const none = 0xFFFFFFFF
+	cases := []struct {
+		group, op uint8
+		name      string
+	}{
+		{0x01, 34, "DiskIO/DriverMajorFunctionCall"},
+		{0x02, 105, "Memory/ImageLoadBacked"},
+		{0x02, 130, "Memory/PageAccess"},
+		{0x02, 200, "Memory/Opcode(200)"},
+		{0x05, 62, "Thread/Enqueue"},
+		{0x06, 22, "TcpIp/DupACK"},
+		{0x08, 17, "UdpIp/Fail"},
+		{0x0B, 21, "SystemConfig/IRQ"},
+		{0x10, 33, "HeapTrace/Alloc"},
+		{0x11, 32, "Object/CreateHandle"},
+		{0x17, 34, "CritSecTrace/Collision"},
+		{0x1A, 33, "ALPC/SendMessage"},
+		{0x1B, 32, "SplitIo/VolMgr"},
+		{0x1C, 34, "ThreadPoolTrace/CBStart"},
+		{0x1C, 99, "ThreadPoolTrace/Opcode(99)"},
+	}
+	var events [][]byte
+	for i, c := range cases {
+		events = append(events, etltest.System(c.group, c.op, 2, none, none, int64(10+i), make([]byte, 24)))
+	}
+	i := 0
+	feedStacks(t, events, func(e *trace.Event, _ bool) {
+		if e.Provider() != "Windows Kernel" || e.Name() == "EventTrace" || strings.HasPrefix(e.Name(), "EventTrace/") {
+			return
+		}
+		if i < len(cases) && e.DisplayName() != cases[i].name {
+			t.Errorf("group %#x opcode %d: %q, want %q", cases[i].group, cases[i].op, e.DisplayName(), cases[i].name)
+		}
+		i++
+	})
+	if i != len(cases) {
+		t.Errorf("%d kernel events, want %d", i, len(cases))
+	}
+}
