@@ -102,6 +102,86 @@ func (e *PerfInfoCollectionStartV3) CollectionStartFields() CollectionStartField
 	}
 }
 
+// DPCKind tells the events of the DPC family apart by what they mean
+// (DPCFields.Kind): by their opcode, or by task and opcode for a standard opcode
+// such as win:Start. The versions of an event are one kind, and so are events of
+// two providers with the same opcode (the runtime's and the rundown's DCStart).
+// The zero value is no kind. Compare it with the constants: their names stay when
+// a newer manifest adds events, their numbers may not.
+type DPCKind uint8
+
+const (
+	// KindPerfInfoThreadedDPC is the kind of PerfInfoThreadedDPCV2 (PerfInfo).
+	KindPerfInfoThreadedDPC DPCKind = 1
+	// KindPerfInfoDPC is the kind of PerfInfoDPCV2 (PerfInfo).
+	KindPerfInfoDPC DPCKind = 2
+	// KindPerfInfoTimerDPC is the kind of PerfInfoTimerDPCV2 (PerfInfo).
+	KindPerfInfoTimerDPC DPCKind = 3
+)
+
+// String returns the kind's name, "PerfInfoThreadedDPC", or DPCKind(0x…) for a value without one.
+func (k DPCKind) String() string {
+	switch k {
+	case KindPerfInfoThreadedDPC:
+		return "PerfInfoThreadedDPC"
+	case KindPerfInfoDPC:
+		return "PerfInfoDPC"
+	case KindPerfInfoTimerDPC:
+		return "PerfInfoTimerDPC"
+	}
+	return string(clrimpl.AppendUnknown(nil, "DPCKind", uint64(k)))
+}
+
+// DPCFields holds the fields of the DPC family of events, whatever the member
+// type. Members: PerfInfoThreadedDPCV2, PerfInfoDPCV2, PerfInfoTimerDPCV2
+// (PerfInfo).
+// A field that not every member carries comes with a HasX field, true when the
+// decoded event had it. Strings and arrays alias the payload the event was decoded
+// from.
+type DPCFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see DPCKind).
+	Kind DPCKind
+	// InitialTime is carried by every member.
+	InitialTime int64
+	// Routine is carried by every member.
+	Routine uint64
+}
+
+// DPCEvent is implemented by every member of the DPC family (see DPCFields).
+type DPCEvent interface {
+	Event
+	// DPCFields returns the event's fields in the family's form.
+	DPCFields() DPCFields
+}
+
+// DPCFields returns the fields of PerfInfoThreadedDPC_V2 in the form of the DPC family.
+func (e *PerfInfoThreadedDPCV2) DPCFields() DPCFields {
+	return DPCFields{
+		InitialTime: e.InitialTime,
+		Kind:        KindPerfInfoThreadedDPC,
+		Routine:     e.Routine,
+	}
+}
+
+// DPCFields returns the fields of PerfInfoDPC_V2 in the form of the DPC family.
+func (e *PerfInfoDPCV2) DPCFields() DPCFields {
+	return DPCFields{
+		InitialTime: e.InitialTime,
+		Kind:        KindPerfInfoDPC,
+		Routine:     e.Routine,
+	}
+}
+
+// DPCFields returns the fields of PerfInfoTimerDPC_V2 in the form of the DPC family.
+func (e *PerfInfoTimerDPCV2) DPCFields() DPCFields {
+	return DPCFields{
+		InitialTime: e.InitialTime,
+		Kind:        KindPerfInfoTimerDPC,
+		Routine:     e.Routine,
+	}
+}
+
 // DbgIDRSDSKind tells the events of the DbgIDRSDS family apart by what they mean
 // (DbgIDRSDSFields.Kind): by their opcode, or by task and opcode for a standard
 // opcode such as win:Start. The versions of an event are one kind, and so are

@@ -28,6 +28,18 @@ const (
 const (
 	// PerfInfoSample opcode of task PerfInfo.
 	PerfInfoOpcodePerfInfoPerfInfoSample Opcode = 46
+	// PerfInfoSysClEnter opcode of task PerfInfo.
+	PerfInfoOpcodePerfInfoPerfInfoSysClEnter Opcode = 51
+	// PerfInfoSysClExit opcode of task PerfInfo.
+	PerfInfoOpcodePerfInfoPerfInfoSysClExit Opcode = 52
+	// PerfInfoThreadedDPC opcode of task PerfInfo.
+	PerfInfoOpcodePerfInfoPerfInfoThreadedDPC Opcode = 66
+	// PerfInfoISR opcode of task PerfInfo.
+	PerfInfoOpcodePerfInfoPerfInfoISR Opcode = 67
+	// PerfInfoDPC opcode of task PerfInfo.
+	PerfInfoOpcodePerfInfoPerfInfoDPC Opcode = 68
+	// PerfInfoTimerDPC opcode of task PerfInfo.
+	PerfInfoOpcodePerfInfoPerfInfoTimerDPC Opcode = 69
 	// PerfInfoSetInterval opcode of task PerfInfo.
 	PerfInfoOpcodePerfInfoPerfInfoSetInterval Opcode = 72
 	// PerfInfoCollectionStart opcode of task PerfInfo.

@@ -166,6 +166,787 @@ var fieldsPerfInfoSampleV2 = clrimpl.EventFields{New: func() clrimpl.Event {
 	return new(PerfInfoSampleV2)
 }}
 
+// PerfInfoSysClEnterV2 is the payload of PerfInfoSysClEnter_V2: event 51 version 2 of PerfInfo.
+// Task PerfInfo (0), opcode PerfInfoSysClEnter (51).
+// Template SysCallEnter_V2. Its layout depends on the pointer size.
+type PerfInfoSysClEnterV2 struct {
+	// SysCallAddress is win:Pointer, pointer-sized on the wire.
+	SysCallAddress uint64
+}
+
+// Info describes PerfInfoSysClEnter_V2.
+func (*PerfInfoSysClEnterV2) Info() *EventInfo {
+	return &infoPerfInfoSysClEnterV2
+}
+
+// Descriptor describes PerfInfoSysClEnter_V2, as readers of any generated package see it.
+func (*PerfInfoSysClEnterV2) Descriptor() *clrimpl.Descriptor {
+	return &descPerfInfoSysClEnterV2
+}
+
+// Decode reads a PerfInfoSysClEnter_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *PerfInfoSysClEnterV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("PerfInfoSysClEnter_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 8 {
+			return 0, shortPrefix("PerfInfoSysClEnter_V2", len(b), ptrSize, endsPerfInfoSysClEnterV2)
+		}
+		_ = b[7]
+		e.SysCallAddress = binary.LittleEndian.Uint64(b[0:])
+	} else {
+		if len(b) < 4 {
+			return 0, shortPrefix("PerfInfoSysClEnter_V2", len(b), ptrSize, endsPerfInfoSysClEnterV2)
+		}
+		_ = b[3]
+		e.SysCallAddress = uint64(binary.LittleEndian.Uint32(b[0:]))
+	}
+	return ptrSize, nil
+}
+
+// endsPerfInfoSysClEnterV2 is where the fixed fields of PerfInfoSysClEnter_V2 end, for the error of a short payload.
+var endsPerfInfoSysClEnterV2 = []clrimpl.FieldEnd{
+	{Name: "SysCallAddress", Bytes: 0, Ptrs: 1},
+}
+
+// Encode appends the PerfInfoSysClEnter_V2 wire form for the pointer size.
+func (e *PerfInfoSysClEnterV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.SysCallAddress, ptrSize)
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *PerfInfoSysClEnterV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"SysCallAddress\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.SysCallAddress))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *PerfInfoSysClEnterV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "SysCallAddress="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.SysCallAddress))
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PerfInfoSysClEnterV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.SysCallAddress))
+}
+
+// columnsPerfInfoSysClEnterV2 lists the columns of PerfInfoSysClEnter_V2 (EventInfo.Columns).
+var columnsPerfInfoSysClEnterV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "SysCallAddress",
+}}
+
+// infoPerfInfoSysClEnterV2 describes PerfInfoSysClEnter_V2 (PerfInfoSysClEnterV2.Info).
+var infoPerfInfoSysClEnterV2 = EventInfo{
+	Columns:     columnsPerfInfoSysClEnterV2,
+	DisplayName: "PerfInfo/SysClEnter",
+	ID:          51,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "PerfInfoSysClEnter_V2",
+	Opcode:      51,
+	OpcodeName:  "PerfInfoSysClEnter",
+	Provider:    ProviderPerfInfo,
+	Task:        0,
+	TaskName:    "PerfInfo",
+	TypeName:    "PerfInfoSysClEnterV2",
+	Version:     2,
+	desc:        &descPerfInfoSysClEnterV2,
+	fields:      &fieldsPerfInfoSysClEnterV2,
+}
+
+// descPerfInfoSysClEnterV2 describes PerfInfoSysClEnter_V2 (EventInfo.Descriptor).
+var descPerfInfoSysClEnterV2 = clrimpl.Descriptor{
+	Columns:      columnsPerfInfoSysClEnterV2,
+	DisplayName:  "PerfInfo/SysClEnter",
+	Fields:       &fieldsPerfInfoSysClEnterV2,
+	ID:           51,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "PerfInfoSysClEnter_V2",
+	Opcode:       51,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{180, 191, 29, 206, 126, 19, 166, 77, 135, 176, 63, 89, 170, 16, 44, 188},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsPerfInfoSysClEnterV2 writes the fields of PerfInfoSysClEnter_V2 payloads (its Descriptor's Fields).
+var fieldsPerfInfoSysClEnterV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PerfInfoSysClEnterV2)
+}}
+
+// PerfInfoSysClExitV2 is the payload of PerfInfoSysClExit_V2: event 52 version 2 of PerfInfo.
+// Task PerfInfo (0), opcode PerfInfoSysClExit (52).
+// Template SysCallExit_V2.
+type PerfInfoSysClExitV2 struct {
+	// SysCallNtStatus is win:UInt32 (win:HexInt32).
+	SysCallNtStatus uint32
+}
+
+// Info describes PerfInfoSysClExit_V2.
+func (*PerfInfoSysClExitV2) Info() *EventInfo {
+	return &infoPerfInfoSysClExitV2
+}
+
+// Descriptor describes PerfInfoSysClExit_V2, as readers of any generated package see it.
+func (*PerfInfoSysClExitV2) Descriptor() *clrimpl.Descriptor {
+	return &descPerfInfoSysClExitV2
+}
+
+// Decode reads a PerfInfoSysClExit_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *PerfInfoSysClExitV2) Decode(b []byte, ptrSize int) (int, error) {
+	if len(b) < 4 {
+		return 0, shortPrefix("PerfInfoSysClExit_V2", len(b), ptrSize, endsPerfInfoSysClExitV2)
+	}
+	_ = b[3]
+	e.SysCallNtStatus = binary.LittleEndian.Uint32(b[0:])
+	return 4, nil
+}
+
+// endsPerfInfoSysClExitV2 is where the fixed fields of PerfInfoSysClExit_V2 end, for the error of a short payload.
+var endsPerfInfoSysClExitV2 = []clrimpl.FieldEnd{
+	{Name: "SysCallNtStatus", Bytes: 4},
+}
+
+// Encode appends the PerfInfoSysClExit_V2 wire form for the pointer size.
+func (e *PerfInfoSysClExitV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.SysCallNtStatus))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *PerfInfoSysClExitV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"SysCallNtStatus\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.SysCallNtStatus))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *PerfInfoSysClExitV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "SysCallNtStatus="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.SysCallNtStatus))
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PerfInfoSysClExitV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.SysCallNtStatus))
+}
+
+// columnsPerfInfoSysClExitV2 lists the columns of PerfInfoSysClExit_V2 (EventInfo.Columns).
+var columnsPerfInfoSysClExitV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "SysCallNtStatus",
+}}
+
+// infoPerfInfoSysClExitV2 describes PerfInfoSysClExit_V2 (PerfInfoSysClExitV2.Info).
+var infoPerfInfoSysClExitV2 = EventInfo{
+	Columns:     columnsPerfInfoSysClExitV2,
+	DisplayName: "PerfInfo/SysClExit",
+	ID:          52,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "PerfInfoSysClExit_V2",
+	Opcode:      52,
+	OpcodeName:  "PerfInfoSysClExit",
+	Provider:    ProviderPerfInfo,
+	Task:        0,
+	TaskName:    "PerfInfo",
+	TypeName:    "PerfInfoSysClExitV2",
+	Version:     2,
+	desc:        &descPerfInfoSysClExitV2,
+	fields:      &fieldsPerfInfoSysClExitV2,
+}
+
+// descPerfInfoSysClExitV2 describes PerfInfoSysClExit_V2 (EventInfo.Descriptor).
+var descPerfInfoSysClExitV2 = clrimpl.Descriptor{
+	Columns:      columnsPerfInfoSysClExitV2,
+	DisplayName:  "PerfInfo/SysClExit",
+	Fields:       &fieldsPerfInfoSysClExitV2,
+	ID:           52,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "PerfInfoSysClExit_V2",
+	Opcode:       52,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{180, 191, 29, 206, 126, 19, 166, 77, 135, 176, 63, 89, 170, 16, 44, 188},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsPerfInfoSysClExitV2 writes the fields of PerfInfoSysClExit_V2 payloads (its Descriptor's Fields).
+var fieldsPerfInfoSysClExitV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PerfInfoSysClExitV2)
+}}
+
+// PerfInfoThreadedDPCV2 is the payload of PerfInfoThreadedDPC_V2: event 66 version 2 of PerfInfo.
+// Task PerfInfo (0), opcode PerfInfoThreadedDPC (66).
+// Template DPC_V2. Its layout depends on the pointer size.
+type PerfInfoThreadedDPCV2 struct {
+	// InitialTime is win:Int64.
+	InitialTime int64
+	// Routine is win:Pointer, pointer-sized on the wire.
+	Routine uint64
+}
+
+// Info describes PerfInfoThreadedDPC_V2.
+func (*PerfInfoThreadedDPCV2) Info() *EventInfo {
+	return &infoPerfInfoThreadedDPCV2
+}
+
+// Descriptor describes PerfInfoThreadedDPC_V2, as readers of any generated package see it.
+func (*PerfInfoThreadedDPCV2) Descriptor() *clrimpl.Descriptor {
+	return &descPerfInfoThreadedDPCV2
+}
+
+// Decode reads a PerfInfoThreadedDPC_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *PerfInfoThreadedDPCV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("PerfInfoThreadedDPC_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 16 {
+			return 0, shortPrefix("PerfInfoThreadedDPC_V2", len(b), ptrSize, endsPerfInfoThreadedDPCV2)
+		}
+		_ = b[15]
+		e.InitialTime = int64(binary.LittleEndian.Uint64(b[0:]))
+		e.Routine = binary.LittleEndian.Uint64(b[8:])
+	} else {
+		if len(b) < 12 {
+			return 0, shortPrefix("PerfInfoThreadedDPC_V2", len(b), ptrSize, endsPerfInfoThreadedDPCV2)
+		}
+		_ = b[11]
+		e.InitialTime = int64(binary.LittleEndian.Uint64(b[0:]))
+		e.Routine = uint64(binary.LittleEndian.Uint32(b[8:]))
+	}
+	return 8 + ptrSize, nil
+}
+
+// endsPerfInfoThreadedDPCV2 is where the fixed fields of PerfInfoThreadedDPC_V2 end, for the error of a short payload.
+var endsPerfInfoThreadedDPCV2 = []clrimpl.FieldEnd{
+	{Name: "InitialTime", Bytes: 8},
+	{Name: "Routine", Bytes: 8, Ptrs: 1},
+}
+
+// Encode appends the PerfInfoThreadedDPC_V2 wire form for the pointer size.
+func (e *PerfInfoThreadedDPCV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.InitialTime))
+	dst = clrimpl.AppendPtr(dst, e.Routine, ptrSize)
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *PerfInfoThreadedDPCV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"InitialTime\":"...)
+	dst = clrimpl.AppendJSONInt(dst, int64(e.InitialTime))
+	dst = append(dst, ",\"Routine\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Routine))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *PerfInfoThreadedDPCV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "InitialTime="...)
+	dst = strconv.AppendInt(dst, int64(e.InitialTime), 10)
+	dst = append(dst, " Routine="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.Routine))
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PerfInfoThreadedDPCV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Int(int64(e.InitialTime))
+	a.Uint(uint64(e.Routine))
+}
+
+// columnsPerfInfoThreadedDPCV2 lists the columns of PerfInfoThreadedDPC_V2 (EventInfo.Columns).
+var columnsPerfInfoThreadedDPCV2 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnInt64,
+	Name: "InitialTime",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Routine",
+}}
+
+// infoPerfInfoThreadedDPCV2 describes PerfInfoThreadedDPC_V2 (PerfInfoThreadedDPCV2.Info).
+var infoPerfInfoThreadedDPCV2 = EventInfo{
+	Columns:     columnsPerfInfoThreadedDPCV2,
+	DisplayName: "PerfInfo/ThreadedDPC",
+	ID:          66,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "PerfInfoThreadedDPC_V2",
+	Opcode:      66,
+	OpcodeName:  "PerfInfoThreadedDPC",
+	Provider:    ProviderPerfInfo,
+	Task:        0,
+	TaskName:    "PerfInfo",
+	TypeName:    "PerfInfoThreadedDPCV2",
+	Version:     2,
+	desc:        &descPerfInfoThreadedDPCV2,
+	fields:      &fieldsPerfInfoThreadedDPCV2,
+}
+
+// descPerfInfoThreadedDPCV2 describes PerfInfoThreadedDPC_V2 (EventInfo.Descriptor).
+var descPerfInfoThreadedDPCV2 = clrimpl.Descriptor{
+	Columns:      columnsPerfInfoThreadedDPCV2,
+	DisplayName:  "PerfInfo/ThreadedDPC",
+	Fields:       &fieldsPerfInfoThreadedDPCV2,
+	ID:           66,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "PerfInfoThreadedDPC_V2",
+	Opcode:       66,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{180, 191, 29, 206, 126, 19, 166, 77, 135, 176, 63, 89, 170, 16, 44, 188},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsPerfInfoThreadedDPCV2 writes the fields of PerfInfoThreadedDPC_V2 payloads (its Descriptor's Fields).
+var fieldsPerfInfoThreadedDPCV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PerfInfoThreadedDPCV2)
+}}
+
+// PerfInfoISRV2 is the payload of PerfInfoISR_V2: event 67 version 2 of PerfInfo.
+// Task PerfInfo (0), opcode PerfInfoISR (67).
+// Template ISR_V2. Its layout depends on the pointer size.
+type PerfInfoISRV2 struct {
+	// InitialTime is win:Int64.
+	InitialTime int64
+	// Routine is win:Pointer, pointer-sized on the wire.
+	Routine uint64
+	// ReturnValue is win:UInt8.
+	ReturnValue uint8
+	// Vector is win:UInt8.
+	Vector uint8
+	// Reserved is win:UInt16.
+	Reserved uint16
+}
+
+// Info describes PerfInfoISR_V2.
+func (*PerfInfoISRV2) Info() *EventInfo {
+	return &infoPerfInfoISRV2
+}
+
+// Descriptor describes PerfInfoISR_V2, as readers of any generated package see it.
+func (*PerfInfoISRV2) Descriptor() *clrimpl.Descriptor {
+	return &descPerfInfoISRV2
+}
+
+// Decode reads a PerfInfoISR_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *PerfInfoISRV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("PerfInfoISR_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 20 {
+			return 0, shortPrefix("PerfInfoISR_V2", len(b), ptrSize, endsPerfInfoISRV2)
+		}
+		_ = b[19]
+		e.InitialTime = int64(binary.LittleEndian.Uint64(b[0:]))
+		e.Routine = binary.LittleEndian.Uint64(b[8:])
+		e.ReturnValue = b[16]
+		e.Vector = b[17]
+		e.Reserved = binary.LittleEndian.Uint16(b[18:])
+	} else {
+		if len(b) < 16 {
+			return 0, shortPrefix("PerfInfoISR_V2", len(b), ptrSize, endsPerfInfoISRV2)
+		}
+		_ = b[15]
+		e.InitialTime = int64(binary.LittleEndian.Uint64(b[0:]))
+		e.Routine = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.ReturnValue = b[12]
+		e.Vector = b[13]
+		e.Reserved = binary.LittleEndian.Uint16(b[14:])
+	}
+	return 12 + ptrSize, nil
+}
+
+// endsPerfInfoISRV2 is where the fixed fields of PerfInfoISR_V2 end, for the error of a short payload.
+var endsPerfInfoISRV2 = []clrimpl.FieldEnd{
+	{Name: "InitialTime", Bytes: 8},
+	{Name: "Routine", Bytes: 8, Ptrs: 1},
+	{Name: "ReturnValue", Bytes: 9, Ptrs: 1},
+	{Name: "Vector", Bytes: 10, Ptrs: 1},
+	{Name: "Reserved", Bytes: 12, Ptrs: 1},
+}
+
+// Encode appends the PerfInfoISR_V2 wire form for the pointer size.
+func (e *PerfInfoISRV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.InitialTime))
+	dst = clrimpl.AppendPtr(dst, e.Routine, ptrSize)
+	dst = append(dst, byte(e.ReturnValue))
+	dst = append(dst, byte(e.Vector))
+	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.Reserved))
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *PerfInfoISRV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"InitialTime\":"...)
+	dst = clrimpl.AppendJSONInt(dst, int64(e.InitialTime))
+	dst = append(dst, ",\"Routine\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Routine))
+	dst = append(dst, ",\"ReturnValue\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ReturnValue))
+	dst = append(dst, ",\"Vector\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Vector))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *PerfInfoISRV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "InitialTime="...)
+	dst = strconv.AppendInt(dst, int64(e.InitialTime), 10)
+	dst = append(dst, " Routine="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.Routine))
+	dst = append(dst, " ReturnValue="...)
+	dst = strconv.AppendUint(dst, uint64(e.ReturnValue), 10)
+	dst = append(dst, " Vector="...)
+	dst = strconv.AppendUint(dst, uint64(e.Vector), 10)
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PerfInfoISRV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Int(int64(e.InitialTime))
+	a.Uint(uint64(e.Routine))
+	a.Uint(uint64(e.ReturnValue))
+	a.Uint(uint64(e.Vector))
+}
+
+// columnsPerfInfoISRV2 lists the columns of PerfInfoISR_V2 (EventInfo.Columns).
+var columnsPerfInfoISRV2 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnInt64,
+	Name: "InitialTime",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Routine",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "ReturnValue",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "Vector",
+}}
+
+// infoPerfInfoISRV2 describes PerfInfoISR_V2 (PerfInfoISRV2.Info).
+var infoPerfInfoISRV2 = EventInfo{
+	Columns:     columnsPerfInfoISRV2,
+	DisplayName: "PerfInfo/ISR",
+	ID:          67,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "PerfInfoISR_V2",
+	Opcode:      67,
+	OpcodeName:  "PerfInfoISR",
+	Provider:    ProviderPerfInfo,
+	Task:        0,
+	TaskName:    "PerfInfo",
+	TypeName:    "PerfInfoISRV2",
+	Version:     2,
+	desc:        &descPerfInfoISRV2,
+	fields:      &fieldsPerfInfoISRV2,
+}
+
+// descPerfInfoISRV2 describes PerfInfoISR_V2 (EventInfo.Descriptor).
+var descPerfInfoISRV2 = clrimpl.Descriptor{
+	Columns:      columnsPerfInfoISRV2,
+	DisplayName:  "PerfInfo/ISR",
+	Fields:       &fieldsPerfInfoISRV2,
+	ID:           67,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "PerfInfoISR_V2",
+	Opcode:       67,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{180, 191, 29, 206, 126, 19, 166, 77, 135, 176, 63, 89, 170, 16, 44, 188},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsPerfInfoISRV2 writes the fields of PerfInfoISR_V2 payloads (its Descriptor's Fields).
+var fieldsPerfInfoISRV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PerfInfoISRV2)
+}}
+
+// PerfInfoDPCV2 is the payload of PerfInfoDPC_V2: event 68 version 2 of PerfInfo.
+// Task PerfInfo (0), opcode PerfInfoDPC (68).
+// Template DPC_V2. Its layout depends on the pointer size.
+type PerfInfoDPCV2 struct {
+	// InitialTime is win:Int64.
+	InitialTime int64
+	// Routine is win:Pointer, pointer-sized on the wire.
+	Routine uint64
+}
+
+// Info describes PerfInfoDPC_V2.
+func (*PerfInfoDPCV2) Info() *EventInfo {
+	return &infoPerfInfoDPCV2
+}
+
+// Descriptor describes PerfInfoDPC_V2, as readers of any generated package see it.
+func (*PerfInfoDPCV2) Descriptor() *clrimpl.Descriptor {
+	return &descPerfInfoDPCV2
+}
+
+// Decode reads a PerfInfoDPC_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *PerfInfoDPCV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("PerfInfoDPC_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 16 {
+			return 0, shortPrefix("PerfInfoDPC_V2", len(b), ptrSize, endsPerfInfoDPCV2)
+		}
+		_ = b[15]
+		e.InitialTime = int64(binary.LittleEndian.Uint64(b[0:]))
+		e.Routine = binary.LittleEndian.Uint64(b[8:])
+	} else {
+		if len(b) < 12 {
+			return 0, shortPrefix("PerfInfoDPC_V2", len(b), ptrSize, endsPerfInfoDPCV2)
+		}
+		_ = b[11]
+		e.InitialTime = int64(binary.LittleEndian.Uint64(b[0:]))
+		e.Routine = uint64(binary.LittleEndian.Uint32(b[8:]))
+	}
+	return 8 + ptrSize, nil
+}
+
+// endsPerfInfoDPCV2 is where the fixed fields of PerfInfoDPC_V2 end, for the error of a short payload.
+var endsPerfInfoDPCV2 = []clrimpl.FieldEnd{
+	{Name: "InitialTime", Bytes: 8},
+	{Name: "Routine", Bytes: 8, Ptrs: 1},
+}
+
+// Encode appends the PerfInfoDPC_V2 wire form for the pointer size.
+func (e *PerfInfoDPCV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.InitialTime))
+	dst = clrimpl.AppendPtr(dst, e.Routine, ptrSize)
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *PerfInfoDPCV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"InitialTime\":"...)
+	dst = clrimpl.AppendJSONInt(dst, int64(e.InitialTime))
+	dst = append(dst, ",\"Routine\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Routine))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *PerfInfoDPCV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "InitialTime="...)
+	dst = strconv.AppendInt(dst, int64(e.InitialTime), 10)
+	dst = append(dst, " Routine="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.Routine))
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PerfInfoDPCV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Int(int64(e.InitialTime))
+	a.Uint(uint64(e.Routine))
+}
+
+// columnsPerfInfoDPCV2 lists the columns of PerfInfoDPC_V2 (EventInfo.Columns).
+var columnsPerfInfoDPCV2 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnInt64,
+	Name: "InitialTime",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Routine",
+}}
+
+// infoPerfInfoDPCV2 describes PerfInfoDPC_V2 (PerfInfoDPCV2.Info).
+var infoPerfInfoDPCV2 = EventInfo{
+	Columns:     columnsPerfInfoDPCV2,
+	DisplayName: "PerfInfo/DPC",
+	ID:          68,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "PerfInfoDPC_V2",
+	Opcode:      68,
+	OpcodeName:  "PerfInfoDPC",
+	Provider:    ProviderPerfInfo,
+	Task:        0,
+	TaskName:    "PerfInfo",
+	TypeName:    "PerfInfoDPCV2",
+	Version:     2,
+	desc:        &descPerfInfoDPCV2,
+	fields:      &fieldsPerfInfoDPCV2,
+}
+
+// descPerfInfoDPCV2 describes PerfInfoDPC_V2 (EventInfo.Descriptor).
+var descPerfInfoDPCV2 = clrimpl.Descriptor{
+	Columns:      columnsPerfInfoDPCV2,
+	DisplayName:  "PerfInfo/DPC",
+	Fields:       &fieldsPerfInfoDPCV2,
+	ID:           68,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "PerfInfoDPC_V2",
+	Opcode:       68,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{180, 191, 29, 206, 126, 19, 166, 77, 135, 176, 63, 89, 170, 16, 44, 188},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsPerfInfoDPCV2 writes the fields of PerfInfoDPC_V2 payloads (its Descriptor's Fields).
+var fieldsPerfInfoDPCV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PerfInfoDPCV2)
+}}
+
+// PerfInfoTimerDPCV2 is the payload of PerfInfoTimerDPC_V2: event 69 version 2 of PerfInfo.
+// Task PerfInfo (0), opcode PerfInfoTimerDPC (69).
+// Template DPC_V2. Its layout depends on the pointer size.
+type PerfInfoTimerDPCV2 struct {
+	// InitialTime is win:Int64.
+	InitialTime int64
+	// Routine is win:Pointer, pointer-sized on the wire.
+	Routine uint64
+}
+
+// Info describes PerfInfoTimerDPC_V2.
+func (*PerfInfoTimerDPCV2) Info() *EventInfo {
+	return &infoPerfInfoTimerDPCV2
+}
+
+// Descriptor describes PerfInfoTimerDPC_V2, as readers of any generated package see it.
+func (*PerfInfoTimerDPCV2) Descriptor() *clrimpl.Descriptor {
+	return &descPerfInfoTimerDPCV2
+}
+
+// Decode reads a PerfInfoTimerDPC_V2 payload for a pointer size of 4 or 8 and returns the bytes
+// it used. Strings and arrays alias b.
+func (e *PerfInfoTimerDPCV2) Decode(b []byte, ptrSize int) (int, error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("PerfInfoTimerDPC_V2", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 16 {
+			return 0, shortPrefix("PerfInfoTimerDPC_V2", len(b), ptrSize, endsPerfInfoTimerDPCV2)
+		}
+		_ = b[15]
+		e.InitialTime = int64(binary.LittleEndian.Uint64(b[0:]))
+		e.Routine = binary.LittleEndian.Uint64(b[8:])
+	} else {
+		if len(b) < 12 {
+			return 0, shortPrefix("PerfInfoTimerDPC_V2", len(b), ptrSize, endsPerfInfoTimerDPCV2)
+		}
+		_ = b[11]
+		e.InitialTime = int64(binary.LittleEndian.Uint64(b[0:]))
+		e.Routine = uint64(binary.LittleEndian.Uint32(b[8:]))
+	}
+	return 8 + ptrSize, nil
+}
+
+// endsPerfInfoTimerDPCV2 is where the fixed fields of PerfInfoTimerDPC_V2 end, for the error of a short payload.
+var endsPerfInfoTimerDPCV2 = []clrimpl.FieldEnd{
+	{Name: "InitialTime", Bytes: 8},
+	{Name: "Routine", Bytes: 8, Ptrs: 1},
+}
+
+// Encode appends the PerfInfoTimerDPC_V2 wire form for the pointer size.
+func (e *PerfInfoTimerDPCV2) Encode(dst []byte, ptrSize int) []byte {
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.InitialTime))
+	dst = clrimpl.AppendPtr(dst, e.Routine, ptrSize)
+	return dst
+}
+
+// AppendJSON appends the fields as a JSON object.
+func (e *PerfInfoTimerDPCV2) AppendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"InitialTime\":"...)
+	dst = clrimpl.AppendJSONInt(dst, int64(e.InitialTime))
+	dst = append(dst, ",\"Routine\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Routine))
+	return append(dst, '}')
+}
+
+// AppendText appends the fields as Name=value pairs.
+func (e *PerfInfoTimerDPCV2) AppendText(dst []byte) []byte {
+	dst = append(dst, "InitialTime="...)
+	dst = strconv.AppendInt(dst, int64(e.InitialTime), 10)
+	dst = append(dst, " Routine="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.Routine))
+	return dst
+}
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PerfInfoTimerDPCV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Int(int64(e.InitialTime))
+	a.Uint(uint64(e.Routine))
+}
+
+// columnsPerfInfoTimerDPCV2 lists the columns of PerfInfoTimerDPC_V2 (EventInfo.Columns).
+var columnsPerfInfoTimerDPCV2 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnInt64,
+	Name: "InitialTime",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Routine",
+}}
+
+// infoPerfInfoTimerDPCV2 describes PerfInfoTimerDPC_V2 (PerfInfoTimerDPCV2.Info).
+var infoPerfInfoTimerDPCV2 = EventInfo{
+	Columns:     columnsPerfInfoTimerDPCV2,
+	DisplayName: "PerfInfo/TimerDPC",
+	ID:          69,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "PerfInfoTimerDPC_V2",
+	Opcode:      69,
+	OpcodeName:  "PerfInfoTimerDPC",
+	Provider:    ProviderPerfInfo,
+	Task:        0,
+	TaskName:    "PerfInfo",
+	TypeName:    "PerfInfoTimerDPCV2",
+	Version:     2,
+	desc:        &descPerfInfoTimerDPCV2,
+	fields:      &fieldsPerfInfoTimerDPCV2,
+}
+
+// descPerfInfoTimerDPCV2 describes PerfInfoTimerDPC_V2 (EventInfo.Descriptor).
+var descPerfInfoTimerDPCV2 = clrimpl.Descriptor{
+	Columns:      columnsPerfInfoTimerDPCV2,
+	DisplayName:  "PerfInfo/TimerDPC",
+	Fields:       &fieldsPerfInfoTimerDPCV2,
+	ID:           69,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "PerfInfoTimerDPC_V2",
+	Opcode:       69,
+	Provider:     "Windows Kernel",
+	ProviderGUID: GUID{180, 191, 29, 206, 126, 19, 166, 77, 135, 176, 63, 89, 170, 16, 44, 188},
+	Task:         0,
+	Version:      2,
+}
+
+// fieldsPerfInfoTimerDPCV2 writes the fields of PerfInfoTimerDPC_V2 payloads (its Descriptor's Fields).
+var fieldsPerfInfoTimerDPCV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PerfInfoTimerDPCV2)
+}}
+
 // PerfInfoSetIntervalV2 is the payload of PerfInfoSetInterval_V2: event 72 version 2 of PerfInfo.
 // Task PerfInfo (0), opcode PerfInfoSetInterval (72).
 // Template SetInterval_V2.

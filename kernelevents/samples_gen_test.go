@@ -458,6 +458,21 @@ func sampleEvents() []Event {
 		InstructionPointer: 4096,
 		Rank:               8,
 		ThreadID:           5,
+	}, &PerfInfoSysClEnterV2{SysCallAddress: 4096}, &PerfInfoSysClExitV2{SysCallNtStatus: 4}, &PerfInfoThreadedDPCV2{
+		InitialTime: -4,
+		Routine:     8192,
+	}, &PerfInfoISRV2{
+		InitialTime: -4,
+		Reserved:    8,
+		ReturnValue: 6,
+		Routine:     8192,
+		Vector:      7,
+	}, &PerfInfoDPCV2{
+		InitialTime: -4,
+		Routine:     8192,
+	}, &PerfInfoTimerDPCV2{
+		InitialTime: -4,
+		Routine:     8192,
 	}, &PerfInfoSetIntervalV2{
 		NewInterval:  5,
 		OldInterval:  6,

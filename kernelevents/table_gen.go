@@ -202,6 +202,12 @@ var eventTable = [...]*EventInfo{
 	&infoVirtualMemAllocV2,
 	&infoVirtualMemFreeV2,
 	&infoPerfInfoSampleV2,
+	&infoPerfInfoSysClEnterV2,
+	&infoPerfInfoSysClExitV2,
+	&infoPerfInfoThreadedDPCV2,
+	&infoPerfInfoISRV2,
+	&infoPerfInfoDPCV2,
+	&infoPerfInfoTimerDPCV2,
 	&infoPerfInfoSetIntervalV2,
 	&infoPerfInfoSetIntervalV3,
 	&infoPerfInfoCollectionStartV2,
@@ -301,6 +307,9 @@ var familyTable = [...]FamilyInfo{{
 }, {
 	Members: []*EventInfo{&infoPerfInfoCollectionStartV2, &infoPerfInfoCollectionStartV3},
 	Name:    "CollectionStart",
+}, {
+	Members: []*EventInfo{&infoPerfInfoThreadedDPCV2, &infoPerfInfoDPCV2, &infoPerfInfoTimerDPCV2},
+	Name:    "DPC",
 }, {
 	Members: []*EventInfo{&infoDbgIDRSDSV2, &infoDbgIDILRSDSV2},
 	Name:    "DbgIDRSDS",

@@ -73,10 +73,7 @@ func newKernelGroups() map[uint8]*kernelGroup {
 		0x08: {task: "UdpIp", opcodes: map[uint8]string{17: "Fail"}},
 		0x09: {task: "Registry"},
 		0x0B: {task: "SystemConfig", opcodes: map[uint8]string{14: "Video", 21: "IRQ"}},
-		// Interrupts and DPCs as [MS "ISR class", "DPC class"] and
-		// TraceEvent number them.
-		0x0F: {task: "PerfInfo", opcodes: map[uint8]string{34: "Mark", 47: "PMCSample", 50: "ISR", 51: "SysClEnter", 52: "SysClExit", 55: "BatchedSample",
-			58: "DebuggerEnabled", 66: "ThreadedDPC", 67: "ISR", 68: "DPC", 69: "TimerDPC"}},
+		0x0F: {task: "PerfInfo", opcodes: map[uint8]string{34: "Mark", 47: "PMCSample", 50: "ISR", 55: "BatchedSample", 58: "DebuggerEnabled"}},
 		0x10: {task: "HeapTrace", opcodes: map[uint8]string{32: "Create", 33: "Alloc", 34: "ReAlloc", 35: "Destroy", 36: "Free", 37: "Expand",
 			38: "SnapShot", 42: "Contract", 43: "Lock", 44: "Unlock", 45: "Validate", 46: "Walk"}},
 		0x11: {task: "Object", opcodes: map[uint8]string{32: "CreateHandle", 33: "CloseHandle", 34: "DuplicateHandle", 37: "TypeDCEnd", 39: "HandleDCEnd"}},

@@ -24,7 +24,8 @@ import (
 // thread (Dispatcher/ReadyThread) is the header's, its process where the
 // header names none the readying thread's, and it derives its awakened
 // thread's process; page faults and virtual memory operations keep their
-// header's, under TraceEvent's names (Memory/…, VirtualMem/…).
+// header's, under TraceEvent's names (Memory/…, VirtualMem/…), as do
+// interrupts, DPCs and system calls.
 func TestKernelOperations(t *testing.T) {
 	le := binary.LittleEndian
 	const (
@@ -70,10 +71,13 @@ func TestKernelOperations(t *testing.T) {
 		kernel(pageFault, 98, 2, tid, pid, 83, &kernelevents.VirtualMemAllocV2{BaseAddr: 0x1f0000, Length: 65536, ProcessID: 30, Flags: 0x3000}),
 		kernel(pageFault, 99, 2, tid, pid, 84, &kernelevents.VirtualMemFreeV2{BaseAddr: 0x1f0000, Length: 4096, ProcessID: pid, Flags: 0x4001}),
 		etltest.System(fileIO, 37, 3, tid, pid, 90, make([]byte, 40)),
-		etltest.System(perfInfo, 66, 2, tid, pid, 91, make([]byte, 16)),
-		etltest.System(perfInfo, 67, 2, tid, pid, 92, make([]byte, 16)),
-		etltest.System(perfInfo, 68, 2, tid, pid, 93, make([]byte, 16)),
-		etltest.System(perfInfo, 69, 2, tid, pid, 94, make([]byte, 16)),
+		kernel(perfInfo, 66, 2, tid, pid, 91, &kernelevents.PerfInfoThreadedDPCV2{InitialTime: 90, Routine: 0xfffff80000201000}),
+		kernel(perfInfo, 67, 2, tid, pid, 92, &kernelevents.PerfInfoISRV2{InitialTime: 91, Routine: 0xfffff80000202000, ReturnValue: 1, Vector: 0x51}),
+		kernel(perfInfo, 68, 2, tid, pid, 93, &kernelevents.PerfInfoDPCV2{InitialTime: 92, Routine: 0xfffff80000203000}),
+		kernel(perfInfo, 69, 2, tid, pid, 94, &kernelevents.PerfInfoTimerDPCV2{InitialTime: 93, Routine: 0xfffff80000204000}),
+		kernel(perfInfo, 51, 2, tid, pid, 95, &kernelevents.PerfInfoSysClEnterV2{SysCallAddress: 0xfffff80000205000}),
+		kernel(perfInfo, 52, 2, tid, pid, 96, &kernelevents.PerfInfoSysClExitV2{SysCallNtStatus: 0xC0000022}),
+		etltest.System(perfInfo, 55, 2, tid, pid, 97, make([]byte, 16)),
 		kernel(load, 10, 2, 8, 4, 100, &kernelevents.ImageLoadV2{ImageBase: 0xfffff80000100000, ProcessID: 0, FileName: kernelevents.UTF16Of(`\SystemRoot\x.sys`)}),
 		kernel(load, 10, 2, tid, pid, 110, &kernelevents.ImageLoadV2{ImageBase: 0x7ff800000000, ProcessID: pid, FileName: kernelevents.UTF16Of(`C:\x.dll`)}),
 		kernel(image, 2, 2, 8, 4, 120, &kernelevents.ImageUnloadV2{ImageBase: 0x7ff800000000, ProcessID: pid, FileName: kernelevents.UTF16Of(`C:\x.dll`)}),
@@ -96,10 +100,15 @@ func TestKernelOperations(t *testing.T) {
 		{"VirtualMem/Alloc", pid, tid, "BaseAddr=0x1f0000 Length=65536 Flags=MEM_COMMIT|MEM_RESERVE"}, // not the owner's ProcessID
 		{"VirtualMem/Free", pid, tid, "BaseAddr=0x1f0000 Length=4096 Flags=MEM_DECOMMIT|0x1"},
 		{"FileIO/MapFile", pid, tid, ""},
-		{"PerfInfo/ThreadedDPC", pid, tid, ""}, // as [MS "DPC class"] and TraceEvent number them
-		{"PerfInfo/ISR", pid, tid, ""},
-		{"PerfInfo/DPC", pid, tid, ""},
-		{"PerfInfo/TimerDPC", pid, tid, ""},
+		// Interrupts and DPCs as [MS "DPC class", "ISR class"] and
+		// TraceEvent number them, with the header's thread and process.
+		{"PerfInfo/ThreadedDPC", pid, tid, "InitialTime=90 Routine=0xfffff80000201000"},
+		{"PerfInfo/ISR", pid, tid, "InitialTime=91 Routine=0xfffff80000202000 ReturnValue=1 Vector=81"},
+		{"PerfInfo/DPC", pid, tid, "InitialTime=92 Routine=0xfffff80000203000"},
+		{"PerfInfo/TimerDPC", pid, tid, "InitialTime=93 Routine=0xfffff80000204000"},
+		{"PerfInfo/SysClEnter", pid, tid, "SysCallAddress=0xfffff80000205000"},
+		{"PerfInfo/SysClExit", pid, tid, "SysCallNtStatus=0xc0000022"},
+		{"PerfInfo/BatchedSample", pid, tid, ""},
 		{"Image/Load", 4, 8, `FileName="\\SystemRoot\\x.sys"`}, // a driver: the header's process, not the payload's 0
 		{"Image/Load", pid, tid, "ProcessID=20"},
 		{"Image/Unload", pid, -1, "ProcessID=20"}, // the payload's process
