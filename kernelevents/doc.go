@@ -5,8 +5,8 @@
 // trace: CPU samples, stack walks, processes, threads (context switches,
 // ready threads and names included), images and their PDBs, disk I/O, the
 // file system's and the registry's operations, TCP/IP and UDP/IP, page
-// faults and virtual memory allocations, interrupts, DPCs and system
-// calls, system
+// faults and virtual memory allocations, interrupts, DPCs, system calls,
+// handles and object types, system
 // configuration, the machine's WinSAT assessment and the log's header.
 //
 // Everything here but WinSatXML, which expands the LZNT1-compressed XML

@@ -1746,6 +1746,154 @@ func (e *MemoryAccessViolationV2) MemoryPageFaultFields() MemoryPageFaultFields 
 	}
 }
 
+// ObjectHandleKind tells the events of the ObjectHandle family apart by what they
+// mean (ObjectHandleFields.Kind): by their opcode, or by task and opcode for a
+// standard opcode such as win:Start. The versions of an event are one kind, and so
+// are events of two providers with the same opcode (the runtime's and the
+// rundown's DCStart). The zero value is no kind. Compare it with the constants:
+// their names stay when a newer manifest adds events, their numbers may not.
+type ObjectHandleKind uint8
+
+const (
+	// KindObjectCreateHandle is the kind of ObjectCreateHandleV2 (ObTrace).
+	KindObjectCreateHandle ObjectHandleKind = 1
+	// KindObjectCloseHandle is the kind of ObjectCloseHandleV2 (ObTrace).
+	KindObjectCloseHandle ObjectHandleKind = 2
+)
+
+// String returns the kind's name, "ObjectCreateHandle", or ObjectHandleKind(0x…) for a value without one.
+func (k ObjectHandleKind) String() string {
+	switch k {
+	case KindObjectCreateHandle:
+		return "ObjectCreateHandle"
+	case KindObjectCloseHandle:
+		return "ObjectCloseHandle"
+	}
+	return string(clrimpl.AppendUnknown(nil, "ObjectHandleKind", uint64(k)))
+}
+
+// ObjectHandleFields holds the fields of the ObjectHandle family of events,
+// whatever the member type. Members: ObjectCreateHandleV2, ObjectCloseHandleV2
+// (ObTrace).
+// A field that not every member carries comes with a HasX field, true when the
+// decoded event had it. Strings and arrays alias the payload the event was decoded
+// from.
+type ObjectHandleFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see ObjectHandleKind).
+	Kind ObjectHandleKind
+	// Object is carried by every member.
+	Object uint64
+	// Handle is carried by every member.
+	Handle uint32
+	// ObjectType is carried by every member.
+	ObjectType uint16
+	// ObjectName is carried by every member.
+	ObjectName UTF16
+}
+
+// ObjectHandleEvent is implemented by every member of the ObjectHandle family (see
+// ObjectHandleFields).
+type ObjectHandleEvent interface {
+	Event
+	// ObjectHandleFields returns the event's fields in the family's form.
+	ObjectHandleFields() ObjectHandleFields
+}
+
+// ObjectHandleFields returns the fields of ObjectCreateHandle_V2 in the form of the ObjectHandle family.
+func (e *ObjectCreateHandleV2) ObjectHandleFields() ObjectHandleFields {
+	return ObjectHandleFields{
+		Handle:     e.Handle,
+		Kind:       KindObjectCreateHandle,
+		Object:     e.Object,
+		ObjectName: e.ObjectName,
+		ObjectType: e.ObjectType,
+	}
+}
+
+// ObjectHandleFields returns the fields of ObjectCloseHandle_V2 in the form of the ObjectHandle family.
+func (e *ObjectCloseHandleV2) ObjectHandleFields() ObjectHandleFields {
+	return ObjectHandleFields{
+		Handle:     e.Handle,
+		Kind:       KindObjectCloseHandle,
+		Object:     e.Object,
+		ObjectName: e.ObjectName,
+		ObjectType: e.ObjectType,
+	}
+}
+
+// ObjectTypeNameKind tells the events of the ObjectTypeName family apart by what
+// they mean (ObjectTypeNameFields.Kind): by their opcode, or by task and opcode
+// for a standard opcode such as win:Start. The versions of an event are one kind,
+// and so are events of two providers with the same opcode (the runtime's and the
+// rundown's DCStart). The zero value is no kind. Compare it with the constants:
+// their names stay when a newer manifest adds events, their numbers may not.
+type ObjectTypeNameKind uint8
+
+const (
+	// KindObjectTypeDCStart is the kind of ObjectTypeDCStartV2 (ObTrace).
+	KindObjectTypeDCStart ObjectTypeNameKind = 1
+	// KindObjectTypeDCEnd is the kind of ObjectTypeDCEndV2 (ObTrace).
+	KindObjectTypeDCEnd ObjectTypeNameKind = 2
+)
+
+// String returns the kind's name, "ObjectTypeDCStart", or ObjectTypeNameKind(0x…) for a value without one.
+func (k ObjectTypeNameKind) String() string {
+	switch k {
+	case KindObjectTypeDCStart:
+		return "ObjectTypeDCStart"
+	case KindObjectTypeDCEnd:
+		return "ObjectTypeDCEnd"
+	}
+	return string(clrimpl.AppendUnknown(nil, "ObjectTypeNameKind", uint64(k)))
+}
+
+// ObjectTypeNameFields holds the fields of the ObjectTypeName family of events,
+// whatever the member type. Members: ObjectTypeDCStartV2, ObjectTypeDCEndV2
+// (ObTrace).
+// A field that not every member carries comes with a HasX field, true when the
+// decoded event had it. Strings and arrays alias the payload the event was decoded
+// from.
+type ObjectTypeNameFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see ObjectTypeNameKind).
+	Kind ObjectTypeNameKind
+	// ObjectType is carried by every member.
+	ObjectType uint16
+	// Reserved is carried by every member.
+	Reserved uint16
+	// ObjectTypeName is carried by every member.
+	ObjectTypeName UTF16
+}
+
+// ObjectTypeNameEvent is implemented by every member of the ObjectTypeName family
+// (see ObjectTypeNameFields).
+type ObjectTypeNameEvent interface {
+	Event
+	// ObjectTypeNameFields returns the event's fields in the family's form.
+	ObjectTypeNameFields() ObjectTypeNameFields
+}
+
+// ObjectTypeNameFields returns the fields of ObjectTypeDCStart_V2 in the form of the ObjectTypeName family.
+func (e *ObjectTypeDCStartV2) ObjectTypeNameFields() ObjectTypeNameFields {
+	return ObjectTypeNameFields{
+		Kind:           KindObjectTypeDCStart,
+		ObjectType:     e.ObjectType,
+		ObjectTypeName: e.ObjectTypeName,
+		Reserved:       e.Reserved,
+	}
+}
+
+// ObjectTypeNameFields returns the fields of ObjectTypeDCEnd_V2 in the form of the ObjectTypeName family.
+func (e *ObjectTypeDCEndV2) ObjectTypeNameFields() ObjectTypeNameFields {
+	return ObjectTypeNameFields{
+		Kind:           KindObjectTypeDCEnd,
+		ObjectType:     e.ObjectType,
+		ObjectTypeName: e.ObjectTypeName,
+		Reserved:       e.Reserved,
+	}
+}
+
 // ProcessKind tells the events of the Process family apart by what they mean
 // (ProcessFields.Kind): by their opcode, or by task and opcode for a standard
 // opcode such as win:Start. The versions of an event are one kind, and so are

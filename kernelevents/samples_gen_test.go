@@ -417,6 +417,24 @@ func sampleEvents() []Event {
 		ProgramId:       clrimpl.UTF16Of("s12 é"),
 		TimeDateStamp:   5,
 		VerLanguage:     clrimpl.UTF16Of("s7 é"),
+	}, &ObjectCreateHandleV2{
+		Handle:     5,
+		Object:     4096,
+		ObjectName: clrimpl.UTF16Of("s4 é"),
+		ObjectType: 6,
+	}, &ObjectCloseHandleV2{
+		Handle:     5,
+		Object:     4096,
+		ObjectName: clrimpl.UTF16Of("s4 é"),
+		ObjectType: 6,
+	}, &ObjectTypeDCStartV2{
+		ObjectType:     4,
+		ObjectTypeName: clrimpl.UTF16Of("s3 é"),
+		Reserved:       5,
+	}, &ObjectTypeDCEndV2{
+		ObjectType:     4,
+		ObjectTypeName: clrimpl.UTF16Of("s3 é"),
+		Reserved:       5,
 	}, &MemoryTransitionFaultV2{
 		ProgramCounter: 8192,
 		VirtualAddress: 4096,

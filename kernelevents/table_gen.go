@@ -14,28 +14,30 @@ const (
 	ProviderImage Provider = 3
 	// ProviderImageID is ImageID.
 	ProviderImageID Provider = 4
+	// ProviderObTrace is ObTrace.
+	ProviderObTrace Provider = 5
 	// ProviderPageFault is PageFault.
-	ProviderPageFault Provider = 5
+	ProviderPageFault Provider = 6
 	// ProviderPerfInfo is PerfInfo.
-	ProviderPerfInfo Provider = 6
+	ProviderPerfInfo Provider = 7
 	// ProviderProcess is Process.
-	ProviderProcess Provider = 7
+	ProviderProcess Provider = 8
 	// ProviderRegistry is Registry.
-	ProviderRegistry Provider = 8
+	ProviderRegistry Provider = 9
 	// ProviderStackWalk is StackWalk.
-	ProviderStackWalk Provider = 9
+	ProviderStackWalk Provider = 10
 	// ProviderSysConfig is SysConfig.
-	ProviderSysConfig Provider = 10
+	ProviderSysConfig Provider = 11
 	// ProviderSystemConfig is SystemConfig.
-	ProviderSystemConfig Provider = 11
+	ProviderSystemConfig Provider = 12
 	// ProviderTcpIp is TcpIp.
-	ProviderTcpIp Provider = 12
+	ProviderTcpIp Provider = 13
 	// ProviderThread is Thread.
-	ProviderThread Provider = 13
+	ProviderThread Provider = 14
 	// ProviderUdpIp is UdpIp.
-	ProviderUdpIp Provider = 14
+	ProviderUdpIp Provider = 15
 	// ProviderWinSat is WinSat.
-	ProviderWinSat Provider = 15
+	ProviderWinSat Provider = 16
 )
 
 var providerTable = [...]ProviderInfo{{
@@ -58,6 +60,10 @@ var providerTable = [...]ProviderInfo{{
 	GUID:  GUID{215, 117, 230, 179, 84, 37, 24, 79, 131, 11, 39, 98, 115, 37, 96, 222},
 	Name:  "ImageID",
 	Short: "ImageID",
+}, {
+	GUID:  GUID{80, 127, 73, 137, 254, 239, 64, 68, 140, 242, 206, 107, 28, 220, 172, 167},
+	Name:  "ObTrace",
+	Short: "ObTrace",
 }, {
 	GUID:  GUID{211, 168, 111, 61, 5, 254, 208, 17, 157, 218, 0, 192, 79, 215, 186, 124},
 	Name:  "PageFault",
@@ -192,6 +198,10 @@ var eventTable = [...]*EventInfo{
 	&infoDbgPPDBV2,
 	&infoDbgDetermV1,
 	&infoFileVersionV0,
+	&infoObjectCreateHandleV2,
+	&infoObjectCloseHandleV2,
+	&infoObjectTypeDCStartV2,
+	&infoObjectTypeDCEndV2,
 	&infoMemoryTransitionFaultV2,
 	&infoMemoryDemandZeroFaultV2,
 	&infoMemoryCopyOnWriteV2,
@@ -352,6 +362,12 @@ var familyTable = [...]FamilyInfo{{
 }, {
 	Members: []*EventInfo{&infoMemoryTransitionFaultV2, &infoMemoryDemandZeroFaultV2, &infoMemoryCopyOnWriteV2, &infoMemoryGuardMemoryV2, &infoMemoryHardMemoryV2, &infoMemoryAccessViolationV2},
 	Name:    "MemoryPageFault",
+}, {
+	Members: []*EventInfo{&infoObjectCreateHandleV2, &infoObjectCloseHandleV2},
+	Name:    "ObjectHandle",
+}, {
+	Members: []*EventInfo{&infoObjectTypeDCStartV2, &infoObjectTypeDCEndV2},
+	Name:    "ObjectTypeName",
 }, {
 	Members: []*EventInfo{&infoProcessStartV3, &infoProcessStartV4, &infoProcessStopV3, &infoProcessStopV4, &infoProcessDCStartV3, &infoProcessDCStartV4, &infoProcessDCStopV3, &infoProcessDCStopV4, &infoProcessDefunctV3, &infoProcessDefunctV4},
 	Name:    "Process",

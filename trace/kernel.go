@@ -76,7 +76,7 @@ func newKernelGroups() map[uint8]*kernelGroup {
 		0x0F: {task: "PerfInfo", opcodes: map[uint8]string{34: "Mark", 47: "PMCSample", 50: "ISR", 55: "BatchedSample", 58: "DebuggerEnabled"}},
 		0x10: {task: "HeapTrace", opcodes: map[uint8]string{32: "Create", 33: "Alloc", 34: "ReAlloc", 35: "Destroy", 36: "Free", 37: "Expand",
 			38: "SnapShot", 42: "Contract", 43: "Lock", 44: "Unlock", 45: "Validate", 46: "Walk"}},
-		0x11: {task: "Object", opcodes: map[uint8]string{32: "CreateHandle", 33: "CloseHandle", 34: "DuplicateHandle", 37: "TypeDCEnd", 39: "HandleDCEnd"}},
+		0x11: {task: "Object", opcodes: map[uint8]string{34: "DuplicateHandle", 39: "HandleDCEnd"}},
 		0x14: {task: "Image"},
 		0x17: {task: "CritSecTrace", opcodes: map[uint8]string{34: "Collision", 35: "Initialize"}},
 		0x18: {task: "StackWalk"},

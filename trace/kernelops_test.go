@@ -25,12 +25,13 @@ import (
 // header names none the readying thread's, and it derives its awakened
 // thread's process; page faults and virtual memory operations keep their
 // header's, under TraceEvent's names (Memory/…, VirtualMem/…), as do
-// interrupts, DPCs and system calls.
+// interrupts, DPCs, system calls and handles.
 func TestKernelOperations(t *testing.T) {
 	le := binary.LittleEndian
 	const (
 		thread, fileIO, registry = 0x05, 0x04, 0x09
 		pageFault, perfInfo      = 0x02, 0x0F
+		object                   = 0x11
 		load, image              = 0x03, 0x14 // the kernel logs image loads with the Process group's hook
 		none                     = 0xFFFFFFFF
 		pid, tid                 = 20, 55
@@ -78,6 +79,8 @@ func TestKernelOperations(t *testing.T) {
 		kernel(perfInfo, 51, 2, tid, pid, 95, &kernelevents.PerfInfoSysClEnterV2{SysCallAddress: 0xfffff80000205000}),
 		kernel(perfInfo, 52, 2, tid, pid, 96, &kernelevents.PerfInfoSysClExitV2{SysCallNtStatus: 0xC0000022}),
 		etltest.System(perfInfo, 55, 2, tid, pid, 97, make([]byte, 16)),
+		kernel(object, 32, 2, tid, pid, 98, &kernelevents.ObjectCreateHandleV2{Object: 0xffffc00000001000, Handle: 0x1a4, ObjectType: 7}),
+		kernel(object, 37, 2, tid, pid, 99, &kernelevents.ObjectTypeDCEndV2{ObjectType: 7, ObjectTypeName: kernelevents.UTF16Of("Process")}),
 		kernel(load, 10, 2, 8, 4, 100, &kernelevents.ImageLoadV2{ImageBase: 0xfffff80000100000, ProcessID: 0, FileName: kernelevents.UTF16Of(`\SystemRoot\x.sys`)}),
 		kernel(load, 10, 2, tid, pid, 110, &kernelevents.ImageLoadV2{ImageBase: 0x7ff800000000, ProcessID: pid, FileName: kernelevents.UTF16Of(`C:\x.dll`)}),
 		kernel(image, 2, 2, 8, 4, 120, &kernelevents.ImageUnloadV2{ImageBase: 0x7ff800000000, ProcessID: pid, FileName: kernelevents.UTF16Of(`C:\x.dll`)}),
@@ -109,6 +112,8 @@ func TestKernelOperations(t *testing.T) {
 		{"PerfInfo/SysClEnter", pid, tid, "SysCallAddress=0xfffff80000205000"},
 		{"PerfInfo/SysClExit", pid, tid, "SysCallNtStatus=0xc0000022"},
 		{"PerfInfo/BatchedSample", pid, tid, ""},
+		{"Object/CreateHandle", pid, tid, "Object=0xffffc00000001000 Handle=0x1a4 ObjectType=7"},
+		{"Object/TypeDCEnd", pid, tid, `ObjectType=7 ObjectTypeName="Process"`},
 		{"Image/Load", 4, 8, `FileName="\\SystemRoot\\x.sys"`}, // a driver: the header's process, not the payload's 0
 		{"Image/Load", pid, tid, "ProcessID=20"},
 		{"Image/Unload", pid, -1, "ProcessID=20"}, // the payload's process
