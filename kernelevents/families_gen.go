@@ -3843,42 +3843,41 @@ func (e *UdpIpRecvIPV6V2) UdpIpV6Fields() UdpIpV6Fields {
 	}
 }
 
-// VirtualMemAllocKind tells the events of the VirtualMemAlloc family apart by what
-// they mean (VirtualMemAllocFields.Kind): by their opcode, or by task and opcode
-// for a standard opcode such as win:Start. The versions of an event are one kind,
-// and so are events of two providers with the same opcode (the runtime's and the
-// rundown's DCStart). The zero value is no kind. Compare it with the constants:
-// their names stay when a newer manifest adds events, their numbers may not.
-type VirtualMemAllocKind uint8
+// VirtualMemKind tells the events of the VirtualMem family apart by what they mean
+// (VirtualMemFields.Kind): by their opcode, or by task and opcode for a standard
+// opcode such as win:Start. The versions of an event are one kind, and so are
+// events of two providers with the same opcode (the runtime's and the rundown's
+// DCStart). The zero value is no kind. Compare it with the constants: their names
+// stay when a newer manifest adds events, their numbers may not.
+type VirtualMemKind uint8
 
 const (
 	// KindVirtualMemAlloc is the kind of VirtualMemAllocV2 (PageFault).
-	KindVirtualMemAlloc VirtualMemAllocKind = 1
+	KindVirtualMemAlloc VirtualMemKind = 1
 	// KindVirtualMemFree is the kind of VirtualMemFreeV2 (PageFault).
-	KindVirtualMemFree VirtualMemAllocKind = 2
+	KindVirtualMemFree VirtualMemKind = 2
 )
 
-// String returns the kind's name, "VirtualMemAlloc", or VirtualMemAllocKind(0x…) for a value without one.
-func (k VirtualMemAllocKind) String() string {
+// String returns the kind's name, "VirtualMemAlloc", or VirtualMemKind(0x…) for a value without one.
+func (k VirtualMemKind) String() string {
 	switch k {
 	case KindVirtualMemAlloc:
 		return "VirtualMemAlloc"
 	case KindVirtualMemFree:
 		return "VirtualMemFree"
 	}
-	return string(clrimpl.AppendUnknown(nil, "VirtualMemAllocKind", uint64(k)))
+	return string(clrimpl.AppendUnknown(nil, "VirtualMemKind", uint64(k)))
 }
 
-// VirtualMemAllocFields holds the fields of the VirtualMemAlloc family of events,
-// whatever the member type. Members: VirtualMemAllocV2, VirtualMemFreeV2
-// (PageFault).
+// VirtualMemFields holds the fields of the VirtualMem family of events, whatever
+// the member type. Members: VirtualMemAllocV2, VirtualMemFreeV2 (PageFault).
 // A field that not every member carries comes with a HasX field, true when the
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
-type VirtualMemAllocFields struct {
+type VirtualMemFields struct {
 	// Kind tells which event of the family this is, whatever its version and
-	// provider (see VirtualMemAllocKind).
-	Kind VirtualMemAllocKind
+	// provider (see VirtualMemKind).
+	Kind VirtualMemKind
 	// BaseAddr is carried by every member.
 	BaseAddr uint64
 	// Length is carried by every member.
@@ -3889,17 +3888,17 @@ type VirtualMemAllocFields struct {
 	Flags PageFaultVirtualAllocFlags
 }
 
-// VirtualMemAllocEvent is implemented by every member of the VirtualMemAlloc
-// family (see VirtualMemAllocFields).
-type VirtualMemAllocEvent interface {
+// VirtualMemEvent is implemented by every member of the VirtualMem family (see
+// VirtualMemFields).
+type VirtualMemEvent interface {
 	Event
-	// VirtualMemAllocFields returns the event's fields in the family's form.
-	VirtualMemAllocFields() VirtualMemAllocFields
+	// VirtualMemFields returns the event's fields in the family's form.
+	VirtualMemFields() VirtualMemFields
 }
 
-// VirtualMemAllocFields returns the fields of VirtualMemAlloc_V2 in the form of the VirtualMemAlloc family.
-func (e *VirtualMemAllocV2) VirtualMemAllocFields() VirtualMemAllocFields {
-	return VirtualMemAllocFields{
+// VirtualMemFields returns the fields of VirtualMemAlloc_V2 in the form of the VirtualMem family.
+func (e *VirtualMemAllocV2) VirtualMemFields() VirtualMemFields {
+	return VirtualMemFields{
 		BaseAddr:  e.BaseAddr,
 		Flags:     e.Flags,
 		Kind:      KindVirtualMemAlloc,
@@ -3908,9 +3907,9 @@ func (e *VirtualMemAllocV2) VirtualMemAllocFields() VirtualMemAllocFields {
 	}
 }
 
-// VirtualMemAllocFields returns the fields of VirtualMemFree_V2 in the form of the VirtualMemAlloc family.
-func (e *VirtualMemFreeV2) VirtualMemAllocFields() VirtualMemAllocFields {
-	return VirtualMemAllocFields{
+// VirtualMemFields returns the fields of VirtualMemFree_V2 in the form of the VirtualMem family.
+func (e *VirtualMemFreeV2) VirtualMemFields() VirtualMemFields {
+	return VirtualMemFields{
 		BaseAddr:  e.BaseAddr,
 		Flags:     e.Flags,
 		Kind:      KindVirtualMemFree,

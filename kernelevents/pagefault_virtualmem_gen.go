@@ -11,7 +11,7 @@ import (
 
 // VirtualMemAllocV2 is the payload of VirtualMemAlloc_V2: event 98 version 2 of PageFault.
 // Task VirtualMem (0), opcode VirtualMemAlloc (98).
-// Template VirtualMemAlloc_V2. Its layout depends on the pointer size.
+// Template VirtualMem_V2. Its layout depends on the pointer size.
 type VirtualMemAllocV2 struct {
 	// BaseAddr is win:Pointer, pointer-sized on the wire.
 	BaseAddr uint64
@@ -169,7 +169,7 @@ var fieldsVirtualMemAllocV2 = clrimpl.EventFields{New: func() clrimpl.Event {
 
 // VirtualMemFreeV2 is the payload of VirtualMemFree_V2: event 99 version 2 of PageFault.
 // Task VirtualMem (0), opcode VirtualMemFree (99).
-// Template VirtualMemAlloc_V2. Its layout depends on the pointer size.
+// Template VirtualMem_V2. Its layout depends on the pointer size.
 type VirtualMemFreeV2 struct {
 	// BaseAddr is win:Pointer, pointer-sized on the wire.
 	BaseAddr uint64

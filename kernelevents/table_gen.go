@@ -409,7 +409,7 @@ var familyTable = [...]FamilyInfo{{
 	Name:    "UdpIpV6",
 }, {
 	Members: []*EventInfo{&infoVirtualMemAllocV2, &infoVirtualMemFreeV2},
-	Name:    "VirtualMemAlloc",
+	Name:    "VirtualMem",
 }, {
 	Members: []*EventInfo{&infoWinSatWinSPRV0, &infoWinSatMetricsV0, &infoWinSatSystemConfigV0},
 	Name:    "WinSatXml",
