@@ -298,12 +298,14 @@ func (e *Event) AppendDerived(dst []Derived) []Derived {
 		if name, ok := e.KeyName(); ok {
 			dst = append(dst, Derived{Name: "KeyHandleName", Str: name})
 		}
+	case g == threadGUID && e.et.Opcode == 50: // Dispatcher/ReadyThread
+		if v, ok := e.kernelValue().(*kernelevents.DispatcherReadyThreadV2); ok {
+			pid, _, _ := e.threadsProcess(v.AwakenedThreadID)
+			dst = append(dst, Derived{Name: "AwakenedProcessID", Int: pid, IsInt: true})
+		}
 	case g == threadGUID:
 		if pid, name, ok := e.OldProcess(); ok {
 			dst = append(dst, Derived{Name: "OldProcessID", Int: pid, IsInt: true}, Derived{Name: "OldProcessName", Str: name})
-		} else if v, ok := e.kernelValue().(*kernelevents.DispatcherReadyThreadV2); ok {
-			pid, _, _ := e.threadsProcess(v.AwakenedThreadID)
-			dst = append(dst, Derived{Name: "AwakenedProcessID", Int: pid, IsInt: true})
 		}
 	}
 	return dst
