@@ -186,13 +186,19 @@ func (tw *traceWriter) checkName() error {
 }
 
 // nameTaken is the error for a trace whose name is taken in the dataset
-// by another trace, whose file path is: one whose identity's file holds
+// by a trace whose file path is: this trace, if its identity's file is
+// there now; another one whose identity's file holds
 // the name; one without an identity (added by a version that kept none,
 // or its identity's file removed), which may be this trace or not; or a
 // trace not whole (its traces file absent: a commit a stopped writer
 // began and no Create has completed yet, or files removed by hand).
 func (tw *traceWriter) nameTaken(path string) error {
 	const distinct = "add this one under a distinct name (clrdump: a distinct or absolute path)"
+	// This very trace, which another writer committed since its identity
+	// was checked (two writers adding one trace at once).
+	if err := tw.id.check(); err != nil {
+		return err
+	}
 	dir := filepath.Join(tw.d.dir, IdentityDir)
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {

@@ -291,3 +291,32 @@ func TestNameTaken(t *testing.T) {
 		}
 	}
 }
+
+// TestCommittedMeanwhile: a writer whose trace another writer committed
+// between the identity's check and the name's (two writers adding one
+// trace at once: TestSameTraceAtOnce, which meets this rarely) gets the
+// error of a trace in the dataset already, not that of a name taken by a
+// trace without an identity.
+func TestCommittedMeanwhile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ds")
+	d, err := Create(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := write(t, d, context.Background(), sample); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := os.ReadDir(filepath.Join(dir, IdentityDir))
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("%s: %v, %v; want one identity", IdentityDir, ids, err)
+	}
+	// The second writer, as it stands when its identity's check has passed
+	// and the first writer's commit has then ended.
+	tw := &traceWriter{d: d, name: sample, file: FileName(sample)}
+	tw.id.final = filepath.Join(dir, IdentityDir, ids[0].Name())
+	tw.all = []*table{{final: filepath.Join(dir, "traces", tw.file)}}
+	if err := tw.checkName(); err == nil || !strings.Contains(err.Error(), "already in the dataset") {
+		t.Errorf("checkName: %v, want the trace already in the dataset", err)
+	}
+}
