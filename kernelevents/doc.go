@@ -6,7 +6,7 @@
 // ready threads and names included), images and their PDBs, disk I/O, the
 // file system's and the registry's operations, TCP/IP and UDP/IP, page
 // faults and virtual memory allocations, interrupts, DPCs, system calls,
-// handles and object types, system
+// handles and object types, ALPC messages, system
 // configuration, the machine's WinSAT assessment and the log's header.
 //
 // Everything here but WinSatXML, which expands the LZNT1-compressed XML

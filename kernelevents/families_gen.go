@@ -8,6 +8,82 @@ import (
 	"net/netip"
 )
 
+// ALPCMessageKind tells the events of the ALPCMessage family apart by what they
+// mean (ALPCMessageFields.Kind): by their opcode, or by task and opcode for a
+// standard opcode such as win:Start. The versions of an event are one kind, and so
+// are events of two providers with the same opcode (the runtime's and the
+// rundown's DCStart). The zero value is no kind. Compare it with the constants:
+// their names stay when a newer manifest adds events, their numbers may not.
+type ALPCMessageKind uint8
+
+const (
+	// KindALPCSendMessage is the kind of ALPCSendMessageV0 (ALPC).
+	KindALPCSendMessage ALPCMessageKind = 1
+	// KindALPCReceiveMessage is the kind of ALPCReceiveMessageV0 (ALPC).
+	KindALPCReceiveMessage ALPCMessageKind = 2
+	// KindALPCWaitForReply is the kind of ALPCWaitForReplyV0 (ALPC).
+	KindALPCWaitForReply ALPCMessageKind = 3
+)
+
+// String returns the kind's name, "ALPCSendMessage", or ALPCMessageKind(0x…) for a value without one.
+func (k ALPCMessageKind) String() string {
+	switch k {
+	case KindALPCSendMessage:
+		return "ALPCSendMessage"
+	case KindALPCReceiveMessage:
+		return "ALPCReceiveMessage"
+	case KindALPCWaitForReply:
+		return "ALPCWaitForReply"
+	}
+	return string(clrimpl.AppendUnknown(nil, "ALPCMessageKind", uint64(k)))
+}
+
+// ALPCMessageFields holds the fields of the ALPCMessage family of events, whatever
+// the member type. Members: ALPCSendMessageV0, ALPCReceiveMessageV0,
+// ALPCWaitForReplyV0 (ALPC).
+// A field that not every member carries comes with a HasX field, true when the
+// decoded event had it. Strings and arrays alias the payload the event was decoded
+// from.
+type ALPCMessageFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see ALPCMessageKind).
+	Kind ALPCMessageKind
+	// MessageID is carried by every member.
+	MessageID int32
+}
+
+// ALPCMessageEvent is implemented by every member of the ALPCMessage family (see
+// ALPCMessageFields).
+type ALPCMessageEvent interface {
+	Event
+	// ALPCMessageFields returns the event's fields in the family's form.
+	ALPCMessageFields() ALPCMessageFields
+}
+
+// ALPCMessageFields returns the fields of ALPCSendMessage_V0 in the form of the ALPCMessage family.
+func (e *ALPCSendMessageV0) ALPCMessageFields() ALPCMessageFields {
+	return ALPCMessageFields{
+		Kind:      KindALPCSendMessage,
+		MessageID: e.MessageID,
+	}
+}
+
+// ALPCMessageFields returns the fields of ALPCReceiveMessage_V0 in the form of the ALPCMessage family.
+func (e *ALPCReceiveMessageV0) ALPCMessageFields() ALPCMessageFields {
+	return ALPCMessageFields{
+		Kind:      KindALPCReceiveMessage,
+		MessageID: e.MessageID,
+	}
+}
+
+// ALPCMessageFields returns the fields of ALPCWaitForReply_V0 in the form of the ALPCMessage family.
+func (e *ALPCWaitForReplyV0) ALPCMessageFields() ALPCMessageFields {
+	return ALPCMessageFields{
+		Kind:      KindALPCWaitForReply,
+		MessageID: e.MessageID,
+	}
+}
+
 // CollectionEndFields holds the fields of the CollectionEnd family of events,
 // whatever the member type. Members: PerfInfoCollectionEndV2,
 // PerfInfoCollectionEndV3 (PerfInfo).

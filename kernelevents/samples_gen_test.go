@@ -12,7 +12,10 @@ import (
 
 // sampleEvents returns one value of every event type, every field set.
 func sampleEvents() []Event {
-	return []Event{&DiskIOReadV2{
+	return []Event{&ALPCSendMessageV0{MessageID: -4}, &ALPCReceiveMessageV0{MessageID: -4}, &ALPCWaitForReplyV0{MessageID: -4}, &ALPCWaitForNewMessageV0{
+		IsServerPort: -4,
+		PortName:     clrimpl.AnsiOf("a2"),
+	}, &ALPCUnwaitV0{Status: -4}, &DiskIOReadV2{
 		ByteOffset:          -8,
 		DiskNumber:          4,
 		FileObject:          24576,

@@ -4,43 +4,49 @@
 package kernelevents
 
 const (
+	// ProviderALPC is ALPC.
+	ProviderALPC Provider = 0
 	// ProviderDiskIo is DiskIo.
-	ProviderDiskIo Provider = 0
+	ProviderDiskIo Provider = 1
 	// ProviderEventTraceEvent is EventTraceEvent.
-	ProviderEventTraceEvent Provider = 1
+	ProviderEventTraceEvent Provider = 2
 	// ProviderFileIo is FileIo.
-	ProviderFileIo Provider = 2
+	ProviderFileIo Provider = 3
 	// ProviderImage is Image.
-	ProviderImage Provider = 3
+	ProviderImage Provider = 4
 	// ProviderImageID is ImageID.
-	ProviderImageID Provider = 4
+	ProviderImageID Provider = 5
 	// ProviderObTrace is ObTrace.
-	ProviderObTrace Provider = 5
+	ProviderObTrace Provider = 6
 	// ProviderPageFault is PageFault.
-	ProviderPageFault Provider = 6
+	ProviderPageFault Provider = 7
 	// ProviderPerfInfo is PerfInfo.
-	ProviderPerfInfo Provider = 7
+	ProviderPerfInfo Provider = 8
 	// ProviderProcess is Process.
-	ProviderProcess Provider = 8
+	ProviderProcess Provider = 9
 	// ProviderRegistry is Registry.
-	ProviderRegistry Provider = 9
+	ProviderRegistry Provider = 10
 	// ProviderStackWalk is StackWalk.
-	ProviderStackWalk Provider = 10
+	ProviderStackWalk Provider = 11
 	// ProviderSysConfig is SysConfig.
-	ProviderSysConfig Provider = 11
+	ProviderSysConfig Provider = 12
 	// ProviderSystemConfig is SystemConfig.
-	ProviderSystemConfig Provider = 12
+	ProviderSystemConfig Provider = 13
 	// ProviderTcpIp is TcpIp.
-	ProviderTcpIp Provider = 13
+	ProviderTcpIp Provider = 14
 	// ProviderThread is Thread.
-	ProviderThread Provider = 14
+	ProviderThread Provider = 15
 	// ProviderUdpIp is UdpIp.
-	ProviderUdpIp Provider = 15
+	ProviderUdpIp Provider = 16
 	// ProviderWinSat is WinSat.
-	ProviderWinSat Provider = 16
+	ProviderWinSat Provider = 17
 )
 
 var providerTable = [...]ProviderInfo{{
+	GUID:  GUID{205, 204, 216, 69, 159, 83, 114, 75, 168, 183, 92, 104, 49, 66, 96, 154},
+	Name:  "ALPC",
+	Short: "ALPC",
+}, {
 	GUID:  GUID{212, 168, 111, 61, 5, 254, 208, 17, 157, 218, 0, 192, 79, 215, 186, 124},
 	Name:  "DiskIo",
 	Short: "DiskIo",
@@ -138,6 +144,11 @@ const (
 // eventTable lists the package's event types by provider, ID and version;
 // each is declared beside its Go type.
 var eventTable = [...]*EventInfo{
+	&infoALPCSendMessageV0,
+	&infoALPCReceiveMessageV0,
+	&infoALPCWaitForReplyV0,
+	&infoALPCWaitForNewMessageV0,
+	&infoALPCUnwaitV0,
 	&infoDiskIOReadV2,
 	&infoDiskIOReadV3,
 	&infoDiskIOWriteV2,
@@ -312,6 +323,9 @@ var eventTable = [...]*EventInfo{
 }
 
 var familyTable = [...]FamilyInfo{{
+	Members: []*EventInfo{&infoALPCSendMessageV0, &infoALPCReceiveMessageV0, &infoALPCWaitForReplyV0},
+	Name:    "ALPCMessage",
+}, {
 	Members: []*EventInfo{&infoPerfInfoCollectionEndV2, &infoPerfInfoCollectionEndV3},
 	Name:    "CollectionEnd",
 }, {

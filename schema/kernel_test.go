@@ -43,8 +43,8 @@ func TestKernelSchema(t *testing.T) {
 			}
 		}
 	}
-	if len(m.Providers) != 17 || events != 171 {
-		t.Errorf("%d classes, %d events; want 17 and 171 (update this test with the schema)", len(m.Providers), events)
+	if len(m.Providers) != 18 || events != 176 {
+		t.Errorf("%d classes, %d events; want 18 and 176 (update this test with the schema)", len(m.Providers), events)
 	}
 
 	hdr := m.provider(t, "EventTraceEvent").template(t, "EventTraceHeader_V2")

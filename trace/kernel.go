@@ -80,7 +80,7 @@ func newKernelGroups() map[uint8]*kernelGroup {
 		0x14: {task: "Image"},
 		0x17: {task: "CritSecTrace", opcodes: map[uint8]string{34: "Collision", 35: "Initialize"}},
 		0x18: {task: "StackWalk"},
-		0x1A: {task: "ALPC", opcodes: map[uint8]string{33: "SendMessage", 34: "ReceiveMessage", 35: "WaitForReply", 36: "WaitForNewMessage", 37: "Unwait"}},
+		0x1A: {task: "ALPC"},
 		0x1B: {task: "SplitIo", opcodes: map[uint8]string{32: "VolMgr"}},
 		0x1C: {task: "ThreadPoolTrace", opcodes: map[uint8]string{32: "CBEnqueue", 33: "CBDequeue", 34: "CBStart", 35: "CBStop", 36: "CBCancel",
 			37: "PoolCreate", 38: "PoolClose", 39: "ThreadMinSet", 40: "ThreadMaxSet"}},

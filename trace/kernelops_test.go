@@ -25,13 +25,13 @@ import (
 // header names none the readying thread's, and it derives its awakened
 // thread's process; page faults and virtual memory operations keep their
 // header's, under TraceEvent's names (Memory/…, VirtualMem/…), as do
-// interrupts, DPCs, system calls and handles.
+// interrupts, DPCs, system calls, handles and ALPC messages.
 func TestKernelOperations(t *testing.T) {
 	le := binary.LittleEndian
 	const (
 		thread, fileIO, registry = 0x05, 0x04, 0x09
 		pageFault, perfInfo      = 0x02, 0x0F
-		object                   = 0x11
+		object, alpc             = 0x11, 0x1A
 		load, image              = 0x03, 0x14 // the kernel logs image loads with the Process group's hook
 		none                     = 0xFFFFFFFF
 		pid, tid                 = 20, 55
@@ -81,6 +81,8 @@ func TestKernelOperations(t *testing.T) {
 		etltest.System(perfInfo, 55, 2, tid, pid, 97, make([]byte, 16)),
 		kernel(object, 32, 2, tid, pid, 98, &kernelevents.ObjectCreateHandleV2{Object: 0xffffc00000001000, Handle: 0x1a4, ObjectType: 7}),
 		kernel(object, 37, 2, tid, pid, 99, &kernelevents.ObjectTypeDCEndV2{ObjectType: 7, ObjectTypeName: kernelevents.UTF16Of("Process")}),
+		kernel(alpc, 33, 2, tid, pid, 100, &kernelevents.ALPCSendMessageV0{MessageID: 4711}), // a newer version, decoded as version 0
+		kernel(alpc, 36, 0, tid, pid, 101, &kernelevents.ALPCWaitForNewMessageV0{IsServerPort: 1, PortName: kernelevents.AnsiOf(`\RPC Control\lsasspirpc`)}),
 		kernel(load, 10, 2, 8, 4, 100, &kernelevents.ImageLoadV2{ImageBase: 0xfffff80000100000, ProcessID: 0, FileName: kernelevents.UTF16Of(`\SystemRoot\x.sys`)}),
 		kernel(load, 10, 2, tid, pid, 110, &kernelevents.ImageLoadV2{ImageBase: 0x7ff800000000, ProcessID: pid, FileName: kernelevents.UTF16Of(`C:\x.dll`)}),
 		kernel(image, 2, 2, 8, 4, 120, &kernelevents.ImageUnloadV2{ImageBase: 0x7ff800000000, ProcessID: pid, FileName: kernelevents.UTF16Of(`C:\x.dll`)}),
@@ -114,6 +116,8 @@ func TestKernelOperations(t *testing.T) {
 		{"PerfInfo/BatchedSample", pid, tid, ""},
 		{"Object/CreateHandle", pid, tid, "Object=0xffffc00000001000 Handle=0x1a4 ObjectType=7"},
 		{"Object/TypeDCEnd", pid, tid, `ObjectType=7 ObjectTypeName="Process"`},
+		{"ALPC/SendMessage", pid, tid, "MessageID=4711"},
+		{"ALPC/WaitForNewMessage", pid, tid, `IsServerPort=1 PortName="\\RPC Control\\lsasspirpc"`},
 		{"Image/Load", 4, 8, `FileName="\\SystemRoot\\x.sys"`}, // a driver: the header's process, not the payload's 0
 		{"Image/Load", pid, tid, "ProcessID=20"},
 		{"Image/Unload", pid, -1, "ProcessID=20"}, // the payload's process
