@@ -2,11 +2,11 @@ package trace_test
 
 import (
 	"encoding/binary"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/clrgo/clrevents/internal/etltest"
+	"github.com/clrgo/clrevents/internal/eventfmt"
 	"github.com/clrgo/clrevents/kernelevents"
 	"github.com/clrgo/clrevents/trace"
 )
@@ -133,17 +133,13 @@ func TestKernelOperations(t *testing.T) {
 		}
 		w := wants[i]
 		i++
-		text, err := e.AppendText(nil)
-		if (err != nil) != (w.text == "") {
-			t.Errorf("%s: AppendText: %v", w.name, err)
+		// As clrdump writes it: the payload's fields, then the values
+		// derived from other events.
+		dec := eventfmt.Decode(e)
+		if (dec.Event == nil || dec.Err != nil) != (w.text == "") {
+			t.Errorf("%s: decoded %v, %v", w.name, dec.Event, dec.Err)
 		}
-		for _, d := range e.AppendDerived(nil) {
-			if d.IsInt {
-				text = fmt.Appendf(text, " %s=%d", d.Name, d.Int)
-			} else {
-				text = fmt.Appendf(text, " %s=%q", d.Name, d.Str)
-			}
-		}
+		text := eventfmt.AppendText(nil, e, &dec)
 		if e.DisplayName() != w.name || e.ProcessID() != w.pid || e.ThreadID() != w.tid || !strings.Contains(string(text), w.text) {
 			t.Errorf("event %d: %s pid %d tid %d %s\nwant %s pid %d tid %d with %s", i-1, e.DisplayName(), e.ProcessID(), e.ThreadID(), text,
 				w.name, w.pid, w.tid, w.text)
