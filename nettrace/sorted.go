@@ -1,6 +1,7 @@
 package nettrace
 
 import (
+	"math"
 	"slices"
 	"sync"
 
@@ -83,6 +84,10 @@ type sortState struct {
 	chunks []*[recChunk]heldRec // the held events, recChunk to a chunk
 	n      int32                // how many are held
 	runs   []mergeRun           // the merge heap; a run is a range of held events
+	// next is the heap's second run as it was at the last sift: while the
+	// top run's next event comes before it, the top stays the top and
+	// release hands out the run's events without sifting.
+	next mergeRun
 
 	metas []*Metadata // the stretch's metadata; heldRec.meta indexes it
 	// metaPos maps a metadata ID below 1<<16 to its index in metas, valid
@@ -384,29 +389,35 @@ func (r *Reader) release() *Event {
 	top := &h[0]
 	i := top.pos
 	top.pos++
+	sift := true
 	if top.pos < top.end {
 		x := s.rec(top.pos)
 		top.ts, top.tie = x.ts, tieOf(x, top.pos)
+		// Still before every other run's head: the heap stands.
+		sift = !top.less(&s.next)
 	} else {
 		n := len(h) - 1
 		h[0] = h[n]
 		h = h[:n]
 		s.runs = h
 	}
-	// Sift the root down.
-	for j, n := 0, len(h); ; {
-		c := 2*j + 1
-		if c >= n {
-			break
+	if sift {
+		// Sift the root down.
+		for j, n := 0, len(h); ; {
+			c := 2*j + 1
+			if c >= n {
+				break
+			}
+			if c+1 < n && h[c+1].less(&h[c]) {
+				c++
+			}
+			if !h[c].less(&h[j]) {
+				break
+			}
+			h[j], h[c] = h[c], h[j]
+			j = c
 		}
-		if c+1 < n && h[c+1].less(&h[c]) {
-			c++
-		}
-		if !h[c].less(&h[j]) {
-			break
-		}
-		h[j], h[c] = h[c], h[j]
-		j = c
+		s.setNext()
 	}
 
 	x := s.rec(i)
@@ -577,6 +588,21 @@ func (r *Reader) fillSorted() {
 		start = end
 	}
 	s.built = n
+	s.setNext()
+}
+
+// setNext sets next to the earliest head of the runs but the heap's top
+// (its smaller child), or past every event if there is none.
+func (s *sortState) setNext() {
+	h := s.runs
+	switch {
+	case len(h) > 2 && h[2].less(&h[1]):
+		s.next = h[2]
+	case len(h) > 1:
+		s.next = h[1]
+	default:
+		s.next = mergeRun{ts: math.MaxInt64, tie: math.MaxInt64}
+	}
 }
 
 // nextHeld reads the next event as nextRaw does (V4 and later only) and
