@@ -237,9 +237,13 @@ type addrKey struct {
 // Map is the code map of every process of a trace. It is not safe for
 // concurrent use.
 type Map struct {
-	procs      map[int64]*process
-	frames     []Frame
-	unresolved map[addrKey]FrameID
+	procs  map[int64]*process
+	frames []Frame
+	// unresolved holds the unresolved frames by process and address;
+	// unresPID's map is the last one used (most traces have one process).
+	unresolved map[int64]map[uint64]FrameID
+	unresPID   int64
+	unresLast  map[uint64]FrameID
 	labels     map[string]FrameID // Label's frames, by text
 	counts     [NumReasons]int64
 	methods    int
@@ -269,7 +273,7 @@ type nativeKey struct {
 
 // NewMap returns an empty Map.
 func NewMap() *Map {
-	return &Map{procs: map[int64]*process{}, unresolved: map[addrKey]FrameID{}}
+	return &Map{procs: map[int64]*process{}, unresolved: map[int64]map[uint64]FrameID{}}
 }
 
 // Add feeds an event to the map: method and module events, an ETW
@@ -826,13 +830,20 @@ func (m *Map) notManaged(pid int64, addr uint64, ts int64, r Reason, from, to in
 }
 
 func (m *Map) unresolvedFrame(pid int64, addr uint64, r Reason) FrameID {
-	k := addrKey{pid, addr}
-	if f, ok := m.unresolved[k]; ok {
+	u := m.unresLast
+	if u == nil || m.unresPID != pid {
+		if u = m.unresolved[pid]; u == nil {
+			u = map[uint64]FrameID{}
+			m.unresolved[pid] = u
+		}
+		m.unresPID, m.unresLast = pid, u
+	}
+	if f, ok := u[addr]; ok {
 		return f
 	}
 	f := FrameID(len(m.frames))
 	m.frames = append(m.frames, Frame{Address: addr, PID: pid, Reason: r})
-	m.unresolved[k] = f
+	u[addr] = f
 	return f
 }
 
