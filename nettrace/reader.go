@@ -153,6 +153,7 @@ type Reader struct {
 	stacks    map[uint32]stackRef
 	stackRefs []stackRef // stacks[stackBase+i], while IDs are contiguous
 	stackBase uint32
+	ipsGen    uint64 // ips' number among the process's stack tables (StackKey)
 	ips       []uint64
 	stackBuf  []uint64 // inline stack of the current V1–V3 event
 
@@ -263,6 +264,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 	rd.s.init(r)
 	rd.ev.info = &rd.info
 	rd.info.ProcessID = -1 // until the trace says
+	rd.ipsGen = stackGens.Add(1)
 	if sp, ok := rawPool.Get().(*rawSpent); ok {
 		rd.blk, rd.ips, rd.stackRefs = sp.blk, sp.ips, sp.stackRefs
 		*sp = rawSpent{}
@@ -2112,6 +2114,7 @@ func (r *Reader) fillEvent(start, p int, stack []byte) (bool, error) {
 	ev.Payload = payload
 	ev.setThread(nil, nil)
 	var st []uint64
+	var key uint64 // StackKey: 0 for none and for inline stacks
 	if r.ver <= 3 {
 		ev.StackID = 0
 		ps := r.info.PointerSize
@@ -2138,17 +2141,21 @@ func (r *Reader) fillEvent(start, p int, stack []byte) (bool, error) {
 		if s.n == 0 {
 			st = nil
 		}
+		key = stackKey(r.ipsGen, s.off, s.n)
 	} else if h.stackID != 0 {
 		if i := h.stackID - r.stackBase; h.stackID >= r.stackBase && int(i) < len(r.stackRefs) {
 			s := r.stackRefs[i]
 			st = r.ips[s.off : s.off+s.n : s.off+s.n]
+			key = stackKey(r.ipsGen, s.off, s.n)
 		} else if s, ok := r.stacks[h.stackID]; ok {
 			st = r.ips[s.off : s.off+s.n : s.off+s.n]
+			key = stackKey(r.ipsGen, s.off, s.n)
 		} else {
 			return false, r.undefinedStack(off)
 		}
 	}
 	ev.setStack(st)
+	ev.stackKey = key
 	if r.ver == 6 {
 		t := r.threads[h.threadID]
 		if t == nil {
@@ -2569,6 +2576,7 @@ func (r *Reader) sequencePoint() error {
 		clear(r.stacks)
 		r.stackRefs = r.stackRefs[:0]
 		r.ips = r.ips[:0]
+		r.ipsGen = stackGens.Add(1) // the rows are written again
 	}
 	if r.ver != 6 {
 		if len(r.blk) < 12 {

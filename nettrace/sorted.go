@@ -103,6 +103,7 @@ type sortState struct {
 	blockOffs  []int64  // their offsets in the stream
 	spare      [][]byte // block buffers free for reuse
 	stretchIPs []uint64 // the stack table the held events' stacks are in
+	gen        uint64   // stretchIPs' number among the process's stack tables (StackKey)
 	spareIPs   []uint64 // the stack table array free for reuse
 	ipsMoved   bool     // this stretch's stack table has moved to the spare array
 
@@ -470,6 +471,7 @@ func (r *Reader) release() *Event {
 		st = nil
 	}
 	ev.Stack = st
+	ev.stackKey = stackKey(s.gen, uint32(so), x.stkLen)
 	return ev
 }
 
@@ -502,6 +504,8 @@ func (r *Reader) startStretch() {
 		s.carry = false
 	}
 	s.open, s.built, s.marked = true, 0, false
+	// Held events' stacks are in the stretch's own table (stretchIPs).
+	s.gen = stackGens.Add(1)
 }
 
 // fillSorted reads raw events up to the next sequence point (or the end),

@@ -55,6 +55,7 @@ func refTimeOrder(data []byte, limit int) ([]Event, error) {
 		if len(ev.Stack) > 0 {
 			e.Stack = slices.Clone(ev.Stack)
 		}
+		onlyHasKey(&e)
 		stretch = append(stretch, e)
 	}
 	flush()
@@ -102,6 +103,7 @@ func checkSameAsRef(t *testing.T, name string, data []byte, limit int) {
 		if len(ev.Stack) > 0 {
 			e.Stack = slices.Clone(ev.Stack)
 		}
+		onlyHasKey(&e)
 		got = append(got, e)
 	}
 	if !reflect.DeepEqual(byOffset(got), byOffset(want)) {
@@ -168,6 +170,7 @@ func checkSameAs(t *testing.T, name string, data []byte, limit int, want []Event
 		if len(got.Stack) == 0 {
 			got.Stack = nil
 		}
+		onlyHasKey(&got)
 		if !reflect.DeepEqual(got, want[i]) {
 			t.Fatalf("%s: event %d:\n got %+v\nwant %+v", name, i, got, want[i])
 		}
@@ -207,4 +210,10 @@ func FuzzTimeOrderMatchesSort(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkSameAsRef(t, "input", data, 20000)
 	})
+}
+
+// onlyHasKey keeps of e's StackKey only whether it has one: the keys
+// differ from Reader to Reader (StackKey); TestStackKey checks them.
+func onlyHasKey(e *Event) {
+	e.stackKey = min(e.stackKey, 1)
 }

@@ -2,6 +2,7 @@ package nettrace
 
 import (
 	"math/bits"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -187,6 +188,8 @@ type Event struct {
 	// Stack holds the instruction pointers of the event's stack, innermost
 	// first, from the stack table (V4+) or inline in the event (V1–V3).
 	Stack []uint64
+	// stackKey identifies Stack's table row (StackKey).
+	stackKey uint64
 	// PointerSize is the trace's pointer size, 4 or 8; CLR payloads lay out
 	// pointer-sized fields with it.
 	PointerSize int
@@ -231,6 +234,29 @@ func (e *Event) setThread(t *Thread, l *LabelList) {
 	if e.Labels != l {
 		e.Labels = l
 	}
+}
+
+// StackKey identifies the event's stack table row in the process: two
+// events, of one Reader or of several, with the same nonzero StackKey have
+// the same Stack, so what is made of a stack (its frames, a profile's
+// sample) can be kept by key instead of comparing the addresses again.
+// Equal stacks may have different keys: after a sequence point the runtime
+// writes its stacks again, under new rows. It is 0 when the event has no
+// stack, or carries it inline (V1–V3). The key is valid as long as the
+// process runs, and means nothing to another process.
+func (e *Event) StackKey() uint64 { return e.stackKey }
+
+// stackGens numbers the stack tables of every Reader of the process:
+// a StackKey is a table's number and the row's offset in it.
+var stackGens atomic.Uint64
+
+// stackKey is the StackKey of the row at offset off of table gen, or 0
+// when the row is empty (n is 0).
+func stackKey(gen uint64, off, n uint32) uint64 {
+	if n == 0 {
+		return 0
+	}
+	return gen<<32 | uint64(off)
 }
 
 // setStack sets Stack to s; an empty s leaves an empty Stack as it is

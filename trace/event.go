@@ -319,6 +319,20 @@ func (e *Event) Stack() []uint64 {
 	return s
 }
 
+// StackKey identifies the event's stack in the process: two events, of one
+// Reader or several, with the same nonzero StackKey have the same Stack, so
+// that what is made of a stack (its frames, a profile's sample) can be kept
+// by key instead of comparing addresses again. Equal stacks may still have
+// different keys (an EventPipe runtime writes its stacks again after each
+// sequence point). It is 0 when the event has no stack, carries it inline
+// (NetTrace before V4) or comes from an ETW log.
+func (e *Event) StackKey() uint64 {
+	if e.nt != nil {
+		return e.nt.StackKey()
+	}
+	return 0
+}
+
 // ActivityID is the event's activity ID; zero when absent.
 func (e *Event) ActivityID() clrimpl.GUID {
 	if e.nt != nil {

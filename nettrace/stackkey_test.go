@@ -1,0 +1,105 @@
+package nettrace
+
+import (
+	"bytes"
+	"io"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestStackKey checks StackKey's promise on a trace with a stack on most
+// events and a sequence point every few hundred KB (the 3.0 trace): in
+// both orders, events with one nonzero key have one stack, an event has a
+// key exactly when it has a stack, keys are shared (a trace's samples
+// repeat their stacks within a stretch), and two Readers, one after the
+// other or at once, never give one key to different stacks.
+func TestStackKey(t *testing.T) {
+	data := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"))
+	type seen struct {
+		stacks map[uint64][]uint64
+		events int // with a stack
+	}
+	read := func(t *testing.T, r *Reader, into *seen) {
+		t.Helper()
+		for {
+			ev, err := r.Next()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := ev.StackKey()
+			if (k != 0) != (len(ev.Stack) > 0) {
+				t.Fatalf("event at %d: StackKey %#x with %d IPs", ev.Offset, k, len(ev.Stack))
+			}
+			if k == 0 {
+				continue
+			}
+			into.events++
+			if have, ok := into.stacks[k]; !ok {
+				into.stacks[k] = slices.Clone(ev.Stack)
+			} else if !slices.Equal(have, ev.Stack) {
+				t.Fatalf("event at %d (stack ID %d): StackKey %#x was given to stack %x, now to %x", ev.Offset, ev.StackID, k, have, ev.Stack)
+			}
+		}
+	}
+	for _, o := range []Order{FileOrder, TimeOrder} {
+		t.Run(o.String(), func(t *testing.T) {
+			all := seen{stacks: map[uint64][]uint64{}}
+			// Two Readers in turn (the second reuses the first's
+			// buffers), then two at once: every key is checked against
+			// every stack any of them gave it.
+			for range 2 {
+				r, err := NewReader(bytes.NewReader(data))
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.SetOrder(o)
+				read(t, r, &all)
+			}
+			a, err := NewReader(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := NewReader(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.SetOrder(o)
+			b.SetOrder(o)
+			for {
+				ea, errA := a.Next()
+				eb, errB := b.Next()
+				if errA != nil || errB != nil {
+					if errA != io.EOF || errB != io.EOF {
+						t.Fatalf("the two Readers ended with %v and %v", errA, errB)
+					}
+					break
+				}
+				for _, ev := range []*Event{ea, eb} {
+					if k := ev.StackKey(); k != 0 {
+						all.events++
+						if have, ok := all.stacks[k]; !ok {
+							all.stacks[k] = slices.Clone(ev.Stack)
+						} else if !slices.Equal(have, ev.Stack) {
+							t.Fatalf("reading at once: StackKey %#x was given to stack %x, now to %x", k, have, ev.Stack)
+						}
+					}
+				}
+				if ea.StackKey() != 0 && ea.StackKey() == eb.StackKey() {
+					t.Fatalf("two Readers gave the event at %d the same StackKey %#x", ea.Offset, ea.StackKey())
+				}
+			}
+			if all.events < 4*10000 {
+				t.Fatalf("%d events with a stack in four reads; the trace has more", all.events)
+			}
+			// Keys are worth keeping things by: far fewer than events.
+			if len(all.stacks)*4 > all.events {
+				t.Errorf("%d keys for %d events with a stack: keys are not shared", len(all.stacks), all.events)
+			}
+			t.Logf("%d keys for %d events with a stack", len(all.stacks), all.events)
+		})
+	}
+}
