@@ -52,7 +52,7 @@ func TestSampleZeroAlloc(t *testing.T) {
 	ts := int64(1)
 	step := func() {
 		ts += 1000
-		b.cpu(1, 2, ts, clrevents.SampleProfilerSampleTypeManaged, ips)
+		b.cpu(1, 2, ts, clrevents.SampleProfilerSampleTypeManaged, ips, 0)
 	}
 	step()
 	step()

@@ -327,7 +327,7 @@ func buildCut(t *testing.T, data []byte, moved map[int64]int64) (*Profile, error
 		if ts, ok := moved[e.Offset()]; ok {
 			// Add's way with a ThreadSample, at the moved time.
 			b.span(ts)
-			err = b.cpu(e.ProcessID(), e.ThreadID(), ts, clrevents.SampleProfilerSampleType(binary.LittleEndian.Uint32(e.Payload())), e.Stack())
+			err = b.cpu(e.ProcessID(), e.ThreadID(), ts, clrevents.SampleProfilerSampleType(binary.LittleEndian.Uint32(e.Payload())), e.Stack(), e.StackKey())
 		} else {
 			err = b.Add(e)
 		}

@@ -504,6 +504,12 @@ type Builder struct {
 	// Recent threads, direct-mapped by thread ID: most samples find
 	// their thread here without a map lookup.
 	tcache [64]threadSlot
+	// skeys maps a sample's trace.Event.StackKey to its raw stack,
+	// direct-mapped (stackSlot), made at the first sample with a key: a
+	// sample whose stack the table has seen under its key finds its raw
+	// stack without hashing or comparing its addresses.
+	skeys   []stackSlot
+	keyless bool // tests: samples' StackKeys are not used
 
 	// What each kind of event is to the builder, by schema entry.
 	classes map[*clrevents.EventInfo]class
@@ -737,7 +743,7 @@ func (b *Builder) Add(e *trace.Event) error {
 			return nil // a collector's samples are profiled instead (universal.go)
 		}
 		if p := e.Payload(); info == threadSampleInfo && len(p) >= 4 { // Decode's reading, without its call
-			return b.cpu(pid, e.ThreadID(), ts, clrevents.SampleProfilerSampleType(binary.LittleEndian.Uint32(p)), e.Stack())
+			return b.cpu(pid, e.ThreadID(), ts, clrevents.SampleProfilerSampleType(binary.LittleEndian.Uint32(p)), e.Stack(), b.stackKey(e))
 		}
 	}
 	return b.add1(e, info, ts)
@@ -858,7 +864,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 		if !ok {
 			return nil
 		}
-		return b.cpu(pid, e.ThreadID(), ts, s.Type, e.Stack())
+		return b.cpu(pid, e.ThreadID(), ts, s.Type, e.Stack(), b.stackKey(e))
 	case Alloc:
 		switch {
 		case strings.HasPrefix(name, "GCAllocationTick"):
@@ -1041,7 +1047,7 @@ func (b *Builder) spanNanos() int64 {
 // time was garbled forward (it holds the time to a moment that never
 // came, and every sample after it would be left out): it is taken back
 // instead, and the thread goes on.
-func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType, ips []uint64) error {
+func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType, ips []uint64, key uint64) error {
 	if ts < b.origin {
 		return nil
 	}
@@ -1130,13 +1136,8 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 		if typ == clrevents.SampleProfilerSampleTypeExternal {
 			st = StateExternal
 		}
-		var id uint32
-		if t.lastStack != 0 && b.stateOf(t.lastStack-1) == st && equalIPs(b.rawIPs[b.rawOffs[t.lastStack-1]:b.rawOffs[t.lastStack]], ips) {
-			id = t.lastStack - 1
-		} else {
-			id = b.internLeaf(pid, ips, 0, st)
-			t.lastStack = id + 1
-		}
+		id := b.rawStack(pid, ips, key, st, t.lastStack)
+		t.lastStack = id + 1
 		if st == StateManaged {
 			t.managedStack = id + 1
 		}
@@ -1145,6 +1146,54 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 		}
 	}
 	return garbled
+}
+
+// stackSlot is an entry of Builder.skeys: the raw stack (ID+1) of the
+// samples in state st of process pid whose stacks had the StackKey key.
+type stackSlot struct {
+	key uint64
+	pid int64
+	id  uint32
+	st  State
+}
+
+// stackKey is e's StackKey, or 0 when the Builder does not use them.
+func (b *Builder) stackKey(e *trace.Event) uint64 {
+	if b.keyless {
+		return 0
+	}
+	return e.StackKey()
+}
+
+// skeysBits sets how many entries Builder.skeys has: several times the
+// stacks a trace's samples use between two sequence points, where keys
+// change (about a hundred in the .NET Core 3.0 trace here).
+const (
+	skeysBits = 10
+	skeysSize = 1 << skeysBits
+)
+
+// rawStack returns the raw stack of a sample's ips in state st of process
+// pid, with no label; key is the event's StackKey (0: none). last is the
+// sample's thread's last stack (ID+1, 0 for none), tried first where
+// there is no key.
+func (b *Builder) rawStack(pid int64, ips []uint64, key uint64, st State, last uint32) uint32 {
+	if key != 0 {
+		if b.skeys == nil {
+			b.skeys = make([]stackSlot, skeysSize)
+		}
+		slot := &b.skeys[(key^key>>32)*0x9E3779B97F4A7C15>>(64-skeysBits)]
+		if slot.key == key && slot.pid == pid && slot.st == st {
+			return slot.id - 1
+		}
+		id := b.internLeaf(pid, ips, 0, st)
+		*slot = stackSlot{key: key, pid: pid, id: id + 1, st: st}
+		return id
+	}
+	if last != 0 && b.stateOf(last-1) == st && equalIPs(b.rawIPs[b.rawOffs[last-1]:b.rawOffs[last]], ips) {
+		return last - 1
+	}
+	return b.internLeaf(pid, ips, 0, st)
 }
 
 // takeBack leaves raw i out of the profile: its time was garbled.

@@ -1108,7 +1108,7 @@ func TestManagedOnlyExternalGap(t *testing.T) {
 		{8000, clrevents.SampleProfilerSampleTypeManaged, c},    // left out: it was outside managed code
 		{8500, clrevents.SampleProfilerSampleTypeManaged, c},    // 500 ns on c
 	} {
-		if err := b.cpu(1, 2, s.ts, s.typ, s.ips); err != nil {
+		if err := b.cpu(1, 2, s.ts, s.typ, s.ips, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1139,7 +1139,7 @@ func TestSampleAtOrigin(t *testing.T) {
 		for _, first := range []int64{1000, 1001} {
 			b := NewBuilder(Options{Kind: CPU}, 1000, 1e9)
 			for _, ts := range []int64{first, 2000, 3000, 4000} {
-				if err := b.cpu(1, 2, ts, typ, []uint64{0x1234}); err != nil {
+				if err := b.cpu(1, 2, ts, typ, []uint64{0x1234}, 0); err != nil {
 					t.Fatal(err)
 				}
 			}
