@@ -884,7 +884,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 				return fmt.Errorf("%w: %v", ErrNotCredible, err)
 			}
 			n := f.Amount()
-			b.add(pid, e.ThreadID(), ts, e.Stack(), 1, int64(n), b.label("Type ", f.TypeName, ""))
+			b.add(pid, e.ThreadID(), ts, e.Stack(), b.stackKey(e), 1, int64(n), b.label("Type ", f.TypeName, ""))
 		case name == "AllocationSampled":
 			ev, err := e.DecodeIn(clrevents.Table())
 			if err != nil {
@@ -901,7 +901,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 				b.allocationSampled(pid)
 			}
 			c, n := upscale(x.ObjectSize)
-			b.add(pid, e.ThreadID(), ts, e.Stack(), c, n, b.label("Type ", x.TypeName, ""))
+			b.add(pid, e.ThreadID(), ts, e.Stack(), b.stackKey(e), c, n, b.label("Type ", x.TypeName, ""))
 		}
 	case Contention:
 		if !strings.HasPrefix(name, "Contention") {
@@ -917,7 +917,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 		}
 		k := threadKey{pid, e.ThreadID()}
 		if strings.HasPrefix(name, "ContentionStart") {
-			b.contention[k] = pending{ts: ts, stack: b.intern(pid, e.Stack()), ok: true}
+			b.contention[k] = pending{ts: ts, stack: b.rawStack(pid, e.Stack(), b.stackKey(e), 0, StateNone, 0), ok: true}
 			return nil
 		}
 		st, ok := b.contention[k]
@@ -951,7 +951,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 					leaf = b.label("Throw(", x.ExceptionType, ")")
 				}
 			}
-			b.add(pid, e.ThreadID(), ts, e.Stack(), 1, 0, leaf)
+			b.add(pid, e.ThreadID(), ts, e.Stack(), b.stackKey(e), 1, 0, leaf)
 		}
 	}
 	return nil
@@ -1136,7 +1136,7 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 		if typ == clrevents.SampleProfilerSampleTypeExternal {
 			st = StateExternal
 		}
-		id := b.rawStack(pid, ips, key, st, t.lastStack)
+		id := b.rawStack(pid, ips, key, 0, st, t.lastStack)
 		t.lastStack = id + 1
 		if st == StateManaged {
 			t.managedStack = id + 1
@@ -1149,12 +1149,14 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 }
 
 // stackSlot is an entry of Builder.skeys: the raw stack (ID+1) of the
-// samples in state st of process pid whose stacks had the StackKey key.
+// samples in state st of process pid, ending in label leaf, whose stacks
+// had the StackKey key.
 type stackSlot struct {
-	key uint64
-	pid int64
-	id  uint32
-	st  State
+	key  uint64
+	pid  int64
+	id   uint32
+	leaf uint32
+	st   State
 }
 
 // stackKey is e's StackKey, or 0 when the Builder does not use them.
@@ -1174,26 +1176,26 @@ const (
 )
 
 // rawStack returns the raw stack of a sample's ips in state st of process
-// pid, with no label; key is the event's StackKey (0: none). last is the
-// sample's thread's last stack (ID+1, 0 for none), tried first where
-// there is no key.
-func (b *Builder) rawStack(pid int64, ips []uint64, key uint64, st State, last uint32) uint32 {
+// pid, ending in label leaf (0: none); key is the event's StackKey (0:
+// none). last is the sample's thread's last stack (ID+1, 0 for none),
+// tried first where there is no key.
+func (b *Builder) rawStack(pid int64, ips []uint64, key uint64, leaf uint32, st State, last uint32) uint32 {
 	if key != 0 {
 		if b.skeys == nil {
 			b.skeys = make([]stackSlot, skeysSize)
 		}
 		slot := &b.skeys[(key^key>>32)*0x9E3779B97F4A7C15>>(64-skeysBits)]
-		if slot.key == key && slot.pid == pid && slot.st == st {
+		if slot.key == key && slot.pid == pid && slot.leaf == leaf && slot.st == st {
 			return slot.id - 1
 		}
-		id := b.internLeaf(pid, ips, 0, st)
-		*slot = stackSlot{key: key, pid: pid, id: id + 1, st: st}
+		id := b.internLeaf(pid, ips, leaf, st)
+		*slot = stackSlot{key: key, pid: pid, id: id + 1, leaf: leaf, st: st}
 		return id
 	}
-	if last != 0 && b.stateOf(last-1) == st && equalIPs(b.rawIPs[b.rawOffs[last-1]:b.rawOffs[last]], ips) {
+	if last != 0 && b.leafOf(last-1) == leaf && b.stateOf(last-1) == st && equalIPs(b.rawIPs[b.rawOffs[last-1]:b.rawOffs[last]], ips) {
 		return last - 1
 	}
-	return b.internLeaf(pid, ips, 0, st)
+	return b.internLeaf(pid, ips, leaf, st)
 }
 
 // takeBack leaves raw i out of the profile: its time was garbled.
@@ -1205,8 +1207,8 @@ func (b *Builder) takeBack(i int) {
 // takenBack marks a raw left out after it was made (Builder.takeBack).
 const takenBack = math.MaxUint32
 
-func (b *Builder) add(pid, tid, ts int64, ips []uint64, v0, v1 int64, leaf uint32) {
-	b.raws.add(raw{thread: b.thread(threadKey{pid, tid}), ts: ts, stack: b.internLeaf(pid, ips, leaf, StateNone), v1: v1})
+func (b *Builder) add(pid, tid, ts int64, ips []uint64, key uint64, v0, v1 int64, leaf uint32) {
+	b.raws.add(raw{thread: b.thread(threadKey{pid, tid}), ts: ts, stack: b.rawStack(pid, ips, key, leaf, StateNone, 0), v1: v1})
 	if b.o.Kind == Alloc {
 		b.v0s = append(b.v0s, v0)
 	}
