@@ -341,9 +341,19 @@ func TestBlockVersionSweep(t *testing.T) {
 			full, _, _ := readSweep(t, tr.data)
 			blocks := blockRanges(full)
 			rng := rand.New(rand.NewPCG(uint64(ti), 0x7e2510))
+			hr, err := NewReader(bytes.NewReader(tr.data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tver := hr.ver
 			const n = 12
+			// The first block too: its writer's values are known from
+			// the trace's version, not from the blocks after it.
+			picks := []int{headers[0]}
 			for j := range min(n, len(headers)-1) {
-				hdr := headers[1+j*(len(headers)-1)/min(n, len(headers)-1)]
+				picks = append(picks, headers[1+j*(len(headers)-1)/min(n, len(headers)-1)])
+			}
+			for pi, hdr := range picks {
 				version, minVersion := int32(le32(tr.data[hdr+3:])), int32(le32(tr.data[hdr+7:]))
 				other := func(old int32, any bool) int32 { // 0–2 (or any) but old
 					for {
@@ -358,15 +368,21 @@ func TestBlockVersionSweep(t *testing.T) {
 				}
 				v := int32(3 + rng.Uint32N(1<<32-1-3)) // negative ones too
 				ov, om := other(version, false), other(minVersion, true)
-				for _, f := range []struct {
+				cases := []struct {
 					at   int
 					v    int32
 					want string
 				}{
 					{3, v, fmt.Sprintf("object version %d,", v)},
-					{3, ov, fmt.Sprintf("object version %d, where the blocks before it state %d", ov, version)},
-					{7, om, fmt.Sprintf("minimum reader version %d, where the blocks before it state %d", om, minVersion)},
-				} {
+					{3, ov, fmt.Sprintf("object version %d, where a version %d trace's blocks state %d", ov, tver, version)},
+					{7, om, fmt.Sprintf("minimum reader version %d, where a version %d trace's blocks state %d", om, tver, minVersion)},
+				}
+				if pi == 0 {
+					// A version above 2 in the first block is a newer
+					// writer's format: below.
+					cases = cases[1:]
+				}
+				for _, f := range cases {
 					bad := bytes.Clone(tr.data)
 					binary.LittleEndian.PutUint32(bad[hdr+f.at:], uint32(f.v))
 					for _, order := range []Order{FileOrder, TimeOrder} {

@@ -229,8 +229,9 @@
 //     header whose tags and type name are right: the block is read as the
 //     others were, and the field recorded as a Damage of its 4 bytes that
 //     lost no event. So is a block's version (one this reader reads) or
-//     minimum reader version other than the first block's: a writer
-//     states the same in every block. So is the trace header's sync time when it is no
+//     minimum reader version other than what the trace version's writers
+//     state in every block (a .netperf's 1 and 0, a .nettrace's 2 and 2),
+//     the first block's included. So is the trace header's sync time when it is no
 //     date (a field out of range, or a day of the week that is not the
 //     date's, counted from Sunday = 0 as SYSTEMTIME does or from Monday =
 //     0 as one-collect's record-trace writes it): every wall-clock time

@@ -202,8 +202,8 @@ type Reader struct {
 	bornN      uint32
 	// The version and minimum reader version the first block whose
 	// version this reader reads stated (fsVerSet), which every block
-	// after it states (blockVersions); minVer is the object header's
-	// just read.
+	// after it states, in a trace of a version other than 3–5
+	// (blockVersions); minVer is the object header's just read.
 	fsVer, fsMinVer, minVer int32
 	fsVerSet                bool
 	// metaNext is the metadata ID after the highest defined: the next a
@@ -448,25 +448,34 @@ func (r *Reader) readHeader() error {
 }
 
 // blockVersions checks the version (up to 2) and minimum reader version
-// of the V3–V5 block object header just read against the first block's:
-// a writer states the same in every block (V3's 1 and 0, V4's and V5's 2
-// and 2), so a block that states others has the field damaged. The block
-// is read as the others were, the field recorded as a Damage of its 4
-// bytes that lost no event. (One damaged in the first block makes every
-// later block's differ; the reader cannot tell which is the damaged one,
-// and records each.)
+// of the V3–V5 block object header just read against what the trace's
+// writers state in every block: V3's 1 and 0, V4's and V5's 2 and 2 (so
+// every capture here, from .NET Core 2.1 to .NET 8). A block that states
+// others has the field damaged: the block is read as the others are, and
+// the field recorded as a Damage of its 4 bytes that lost no event. The
+// first block is held to the same values, so one damaged there is that
+// block's damage alone, not every later block's. (A trace of another
+// version, which has no blocks of this framing, is held to its first
+// block's.)
 func (r *Reader) blockVersions(version int32) error {
-	if !r.fsVerSet {
+	want, wantMin := int32(2), int32(2)
+	switch {
+	case r.ver == 3:
+		want, wantMin = 1, 0
+	case r.ver == 4 || r.ver == 5:
+	case !r.fsVerSet:
 		r.fsVer, r.fsMinVer, r.fsVerSet = version, r.minVer, true
 		return nil
+	default:
+		want, wantMin = r.fsVer, r.fsMinVer
 	}
 	for _, f := range [...]struct {
 		name      string
 		got, want int32
 		at        int64
-	}{{"object version", version, r.fsVer, 3}, {"minimum reader version", r.minVer, r.fsMinVer, 7}} {
+	}{{"object version", version, want, 3}, {"minimum reader version", r.minVer, wantMin, 7}} {
 		if f.got != f.want {
-			e := r.errf(ErrFormat, "object header", r.blkHdrOff, "%s %d, where the blocks before it state %d: the field is damaged; the block is read", f.name, f.got, f.want)
+			e := r.errf(ErrFormat, "object header", r.blkHdrOff, "%s %d, where a version %d trace's blocks state %d: the field is damaged; the block is read", f.name, f.got, r.ver, f.want)
 			if err := r.noteDamage(e.(*Error), r.blkHdrOff+f.at, 4); err != nil {
 				return err
 			}
