@@ -159,7 +159,11 @@ type Reader struct {
 
 	// V6 tables.
 	threads map[uint64]*Thread
-	labels  map[uint32]*LabelList
+	// threadIdx mirrors threads for indexes below maxThreadIdx, the
+	// small ones writers give, so an event finds its thread without a
+	// map look-up (threadAt).
+	threadIdx []*Thread
+	labels    map[uint32]*LabelList
 
 	drops dropCounter // dropped-event count (drops.go)
 	v2    v2Shift     // V1/V2 metadata IDs after a shift (v2shift.go)
@@ -2166,7 +2170,7 @@ func (r *Reader) fillEvent(start, p int, stack []byte) (bool, error) {
 	ev.setStack(st)
 	ev.stackKey = key
 	if r.ver == 6 {
-		t := r.threads[h.threadID]
+		t := r.threadAt(h.threadID)
 		if t == nil {
 			return false, r.undefinedRef(off, "undefined thread", "refers to thread index %d, which is not defined", h.threadID)
 		}
@@ -2176,7 +2180,7 @@ func (r *Reader) fillEvent(start, p int, stack []byte) (bool, error) {
 			ev.ProcessID = t.ProcessID
 		}
 		ev.CaptureThreadID = 0
-		if ct := r.threads[h.captureThreadID]; ct != nil {
+		if ct := r.threadAt(h.captureThreadID); ct != nil {
 			ev.CaptureThreadID = ct.ThreadID
 		}
 		ev.ActivityID = clrimpl.GUID{}
@@ -2617,6 +2621,7 @@ func (r *Reader) sequencePoint() error {
 	}
 	if flags&1 != 0 {
 		clear(r.threads)
+		clear(r.threadIdx)
 		r.drops.forget(0, true)
 	}
 	if flags&2 != 0 {
@@ -2668,9 +2673,27 @@ func (r *Reader) threadBlock() error {
 			r.threads = make(map[uint64]*Thread)
 		}
 		r.threads[t.Index] = t
+		if t.Index < maxThreadIdx {
+			if n := int(t.Index) + 1; n > len(r.threadIdx) {
+				r.threadIdx = append(r.threadIdx, make([]*Thread, n-len(r.threadIdx))...)
+			}
+			r.threadIdx[t.Index] = t
+		}
 		r.drops.declare(t.Index)
 	}
 	return nil
+}
+
+// maxThreadIdx bounds the thread indexes threadIdx holds (a slice of at
+// most 32 KiB whatever the input says); writers number threads from 1.
+const maxThreadIdx = 1 << 12
+
+// threadAt returns the V6 thread table row idx, nil if there is none.
+func (r *Reader) threadAt(idx uint64) *Thread {
+	if idx < uint64(len(r.threadIdx)) {
+		return r.threadIdx[idx]
+	}
+	return r.threads[idx]
 }
 
 // removeThreadBlock (V6): {varuint64 Index, varuint32 SequenceNumber}*.
@@ -2686,6 +2709,9 @@ func (r *Reader) removeThreadBlock() error {
 		r.drops.checkpoint(idx, seq)
 		r.drops.forget(idx, false)
 		delete(r.threads, idx)
+		if idx < uint64(len(r.threadIdx)) {
+			r.threadIdx[idx] = nil
+		}
 	}
 	return nil
 }

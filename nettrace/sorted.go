@@ -727,7 +727,7 @@ func (r *Reader) holdRecord() error {
 		x := heldExt{
 			pid: uint64(r.info.ProcessID), keywords: m.Keywords, version: m.Version, level: m.Level, opcode: m.Opcode,
 		}
-		t := r.threads[hd.threadID]
+		t := r.threadAt(hd.threadID)
 		if t == nil {
 			return r.undefinedRef(r.blkOff+int64(start), "undefined thread", "refers to thread index %d, which is not defined", hd.threadID)
 		}
@@ -737,7 +737,7 @@ func (r *Reader) holdRecord() error {
 			x.pid = t.ProcessID
 		}
 		capture = 0
-		if ct := r.threads[hd.captureThreadID]; ct != nil {
+		if ct := r.threadAt(hd.captureThreadID); ct != nil {
 			capture = ct.ThreadID
 		}
 		if hd.labelID != 0 {
