@@ -70,8 +70,9 @@ func (r *Reader) SetLowLatency(on bool) { r.lowLatency = on }
 // a spare buffer, and at the sequence point that ends the stretch the
 // reader's stack table moves to a spare array (stretchIPs keeps the old
 // one). Metadata pointers are kept once per stretch (metas); what only some
-// events have (activity IDs, V6 threads and label lists, values a label
-// list overrides) goes to exts.
+// events have (activity IDs, V6 label lists and the values they override,
+// with the event's thread) goes to exts, and a V6 event's thread row, when
+// it has no label list, to rows, once for a thread's events in a row.
 //
 // The runtime writes each thread's events in time order, and a block holds
 // runs of one thread's events, so the held events fall into runs of
@@ -97,7 +98,11 @@ type sortState struct {
 	metaPos   []metaSlot
 	metaEpoch uint32
 	exts      []heldExt // heldRec.ext-1 indexes it
-	writers   []writer  // heldRec.writer indexes it
+	// rows are the V6 thread rows of held events without a label list,
+	// whose values are otherwise their metadata's (-heldRec.ext-1
+	// indexes it): a thread's events in a row share one.
+	rows    []*Thread
+	writers []writer // heldRec.writer indexes it
 
 	blocks     [][]byte // the stretch's used-up blocks; heldRec.blk indexes them
 	blockOffs  []int64  // their offsets in the stream
@@ -130,6 +135,7 @@ type sortState struct {
 	carry       bool
 	carryRec    heldRec
 	carryExt    heldExt
+	carryRow    *Thread
 	carryMeta   *Metadata
 	carryWriter writer
 }
@@ -147,7 +153,7 @@ type heldRec struct {
 	payOff, payLen uint32 // the payload in blocks[blk]
 	stkOff, stkLen uint32 // the stack in stretchIPs
 	blk            int32  // index in blocks and blockOffs
-	ext            int32  // index+1 in exts; 0: none
+	ext            int32  // index+1 in exts; 0: none; V6 without a label list: -(index+1) in rows
 	hlen           uint8  // the header's length: the record starts at payOff-hlen
 	sorted         bool   // the header's IsSorted flag
 }
@@ -446,6 +452,19 @@ func (r *Reader) release() *Event {
 		ev.ActivityID = clrimpl.GUID{}
 		ev.RelatedActivityID = clrimpl.GUID{}
 		ev.setThread(nil, nil)
+	} else if x.ext < 0 {
+		t := s.rows[-x.ext-1]
+		ev.Version = m.Version
+		ev.Level = m.Level
+		ev.Opcode = m.Opcode
+		ev.Keywords = m.Keywords
+		ev.ProcessID = uint64(r.info.ProcessID)
+		if t.ProcessID != 0 {
+			ev.ProcessID = t.ProcessID
+		}
+		ev.ActivityID = clrimpl.GUID{}
+		ev.RelatedActivityID = clrimpl.GUID{}
+		ev.setThread(t, nil)
 	} else {
 		x := &s.exts[x.ext-1]
 		ev.Version = x.version
@@ -488,7 +507,8 @@ func (r *Reader) startStretch() {
 	s.n, s.runs = 0, s.runs[:0]
 	clear(s.metas)
 	clear(s.exts)
-	s.metas, s.exts, s.writers = s.metas[:0], s.exts[:0], s.writers[:0]
+	clear(s.rows)
+	s.metas, s.exts, s.writers, s.rows = s.metas[:0], s.exts[:0], s.writers[:0], s.rows[:0]
 	s.newMetaEpoch()
 	s.ipsMoved = false
 	if s.carry {
@@ -496,11 +516,15 @@ func (r *Reader) startStretch() {
 		*c = s.carryRec
 		c.meta = s.metaIndex(s.carryMeta.ID, s.carryMeta)
 		c.writer = s.writerIndex(s.carryWriter.capture, s.carryWriter.proc)
-		if c.ext != 0 {
+		switch {
+		case c.ext > 0:
 			s.exts = append(s.exts, s.carryExt)
 			c.ext = int32(len(s.exts))
+		case c.ext < 0:
+			s.rows = append(s.rows, s.carryRow)
+			c.ext = -int32(len(s.rows))
 		}
-		s.carryMeta, s.carryExt = nil, heldExt{}
+		s.carryMeta, s.carryExt, s.carryRow = nil, heldExt{}, nil
 		s.carry = false
 	}
 	s.open, s.built, s.marked = true, 0, false
@@ -538,8 +562,11 @@ func (r *Reader) fillSorted() {
 			c.blk = 0
 			s.carryMeta = s.metas[c.meta]
 			s.carryWriter = s.writers[c.writer]
-			if c.ext != 0 {
+			switch {
+			case c.ext > 0:
 				s.carryExt = s.exts[c.ext-1]
+			case c.ext < 0:
+				s.carryRow = s.rows[-c.ext-1]
 			}
 			s.carry = true
 			s.open = false
@@ -723,34 +750,37 @@ func (r *Reader) holdRecord() error {
 	thread, capture := hd.threadID, hd.captureThreadID
 	ext := int32(0)
 	if r.ver == 6 {
-		m := s.metas[mi]
-		x := heldExt{
-			pid: uint64(r.info.ProcessID), keywords: m.Keywords, version: m.Version, level: m.Level, opcode: m.Opcode,
-		}
 		t := r.threadAt(hd.threadID)
 		if t == nil {
 			return r.undefinedRef(r.blkOff+int64(start), "undefined thread", "refers to thread index %d, which is not defined", hd.threadID)
 		}
-		x.thread = t
 		thread = t.ThreadID
-		if t.ProcessID != 0 {
-			x.pid = t.ProcessID
-		}
 		capture = 0
 		if ct := r.threadAt(hd.captureThreadID); ct != nil {
 			capture = ct.ThreadID
 		}
-		if hd.labelID != 0 {
+		if hd.labelID == 0 {
+			if n := len(s.rows); n == 0 || s.rows[n-1] != t {
+				s.rows = append(s.rows, t)
+			}
+			ext = -int32(len(s.rows))
+		} else {
 			l := r.labels[hd.labelID]
 			if l == nil {
 				return r.undefinedRef(r.blkOff+int64(start), "undefined label list", "refers to label list %d, which is not defined", hd.labelID)
 			}
-			x.labels = l
-			x.activity, x.related = l.ActivityID, l.RelatedActivityID
+			m := s.metas[mi]
+			x := heldExt{
+				pid: uint64(r.info.ProcessID), keywords: m.Keywords, version: m.Version, level: m.Level, opcode: m.Opcode,
+				thread: t, labels: l, activity: l.ActivityID, related: l.RelatedActivityID,
+			}
+			if t.ProcessID != 0 {
+				x.pid = t.ProcessID
+			}
 			l.override(&x.opcode, &x.level, &x.version, &x.keywords)
+			s.exts = append(s.exts, x)
+			ext = int32(len(s.exts))
 		}
-		s.exts = append(s.exts, x)
-		ext = int32(len(s.exts))
 	} else if hd.ids {
 		m := s.metas[mi]
 		s.exts = append(s.exts, heldExt{
