@@ -381,7 +381,7 @@ func (s *sortState) spend(r *Reader) *spent {
 	s.metaPos, r.stackRefs = nil, nil
 	s.chunks, s.blocks, s.spare, s.blockOffs = nil, nil, nil, nil
 	s.stretchIPs, s.spareIPs, s.peak = nil, nil, 0
-	s.runs, s.metas, s.exts, s.writers = nil, nil, nil, nil
+	s.runs, s.metas, s.exts, s.writers, s.rows = nil, nil, nil, nil, nil
 	r.blk, r.ips = nil, nil
 	s.n = 0
 	return sp

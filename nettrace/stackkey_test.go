@@ -20,6 +20,23 @@ func TestStackKey(t *testing.T) {
 		stacks map[uint64][]uint64
 		events int // with a stack
 	}
+	// note checks ev's key against the stacks seen under it so far.
+	note := func(t *testing.T, ev *Event, into *seen) {
+		t.Helper()
+		k := ev.StackKey()
+		if (k != 0) != (len(ev.Stack) > 0) {
+			t.Fatalf("event at %d: StackKey %#x with %d IPs", ev.Offset, k, len(ev.Stack))
+		}
+		if k == 0 {
+			return
+		}
+		into.events++
+		if have, ok := into.stacks[k]; !ok {
+			into.stacks[k] = slices.Clone(ev.Stack)
+		} else if !slices.Equal(have, ev.Stack) {
+			t.Fatalf("event at %d (stack ID %d): StackKey %#x was given to stack %x, now to %x", ev.Offset, ev.StackID, k, have, ev.Stack)
+		}
+	}
 	read := func(t *testing.T, r *Reader, into *seen) {
 		t.Helper()
 		for {
@@ -30,19 +47,7 @@ func TestStackKey(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			k := ev.StackKey()
-			if (k != 0) != (len(ev.Stack) > 0) {
-				t.Fatalf("event at %d: StackKey %#x with %d IPs", ev.Offset, k, len(ev.Stack))
-			}
-			if k == 0 {
-				continue
-			}
-			into.events++
-			if have, ok := into.stacks[k]; !ok {
-				into.stacks[k] = slices.Clone(ev.Stack)
-			} else if !slices.Equal(have, ev.Stack) {
-				t.Fatalf("event at %d (stack ID %d): StackKey %#x was given to stack %x, now to %x", ev.Offset, ev.StackID, k, have, ev.Stack)
-			}
+			note(t, ev, into)
 		}
 	}
 	for _, o := range []Order{FileOrder, TimeOrder} {
@@ -78,16 +83,8 @@ func TestStackKey(t *testing.T) {
 					}
 					break
 				}
-				for _, ev := range []*Event{ea, eb} {
-					if k := ev.StackKey(); k != 0 {
-						all.events++
-						if have, ok := all.stacks[k]; !ok {
-							all.stacks[k] = slices.Clone(ev.Stack)
-						} else if !slices.Equal(have, ev.Stack) {
-							t.Fatalf("reading at once: StackKey %#x was given to stack %x, now to %x", k, have, ev.Stack)
-						}
-					}
-				}
+				note(t, ea, &all)
+				note(t, eb, &all)
 				if ea.StackKey() != 0 && ea.StackKey() == eb.StackKey() {
 					t.Fatalf("two Readers gave the event at %d the same StackKey %#x", ea.Offset, ea.StackKey())
 				}
