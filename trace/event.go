@@ -203,6 +203,12 @@ func (e *Event) ProcessID() int64 {
 	if e.nt != nil {
 		return int64(e.nt.ProcessID)
 	}
+	return e.etwProcessID()
+}
+
+// etwProcessID is ProcessID of an ETW event (apart, so that ProcessID
+// inlines).
+func (e *Event) etwProcessID() int64 {
 	if e.ids != idsHeader && e.settleIDs() {
 		return e.pid
 	}
@@ -243,6 +249,12 @@ func (e *Event) ThreadID() int64 {
 	if e.nt != nil {
 		return int64(e.nt.ThreadID)
 	}
+	return e.etwThreadID()
+}
+
+// etwThreadID is ThreadID of an ETW event (apart, so that ThreadID
+// inlines).
+func (e *Event) etwThreadID() int64 {
 	if e.ids != idsHeader && e.settleIDs() {
 		return e.tid
 	}
