@@ -100,3 +100,58 @@ func TestStackKey(t *testing.T) {
 		})
 	}
 }
+
+// TestStackKeyV6: in a V6 trace whose stack IDs are defined again after a
+// sequence point with other addresses, each event's key goes with its own
+// stack, in both orders: one key for the events of a stack ID before the
+// sequence point, another after it.
+func TestStackKeyV6(t *testing.T) {
+	w := newV6Writer(8, 0, kv{"ProcessId", "1234"})
+	w.threads(wThread{index: 1, pid: 1234, tid: 10})
+	w.metadata(wMeta{id: 1, provider: rt, eventID: 85, opt: optVersion(0)})
+	w.stacks(1, []uint64{0xA1, 0xA2}, []uint64{0xB1})
+	w.events(true,
+		wEvent{meta: 1, seq: 1, thread: 1, capThread: 1, stack: 1, ts: 10},
+		wEvent{meta: 1, seq: 2, thread: 1, capThread: 1, stack: 2, ts: 20},
+		wEvent{meta: 1, seq: 3, thread: 1, capThread: 1, stack: 1, ts: 30},
+	)
+	w.sequencePoint(40, 0, 1, 3)
+	w.stacks(1, []uint64{0xC1}, []uint64{0xD1, 0xD2, 0xD3})
+	w.events(true,
+		wEvent{meta: 1, seq: 4, thread: 1, capThread: 1, stack: 1, ts: 50},
+		wEvent{meta: 1, seq: 5, thread: 1, capThread: 1, stack: 2, ts: 60},
+		wEvent{meta: 1, seq: 6, thread: 1, capThread: 1, stack: 1, ts: 70},
+		wEvent{meta: 1, seq: 7, thread: 1, capThread: 1, ts: 80},
+	)
+	data := w.end()
+	for _, o := range []Order{FileOrder, TimeOrder} {
+		r, err := NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.SetOrder(o)
+		var keys []uint64
+		stacks := map[uint64][]uint64{}
+		for {
+			ev, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := ev.StackKey()
+			keys = append(keys, k)
+			if have, ok := stacks[k]; ok && !slices.Equal(have, ev.Stack) {
+				t.Fatalf("%v: StackKey %#x for %x and %x", o, k, have, ev.Stack)
+			}
+			stacks[k] = slices.Clone(ev.Stack)
+		}
+		if len(keys) != 7 || keys[0] != keys[2] || keys[3] != keys[5] || keys[0] == keys[3] || keys[1] == keys[4] || keys[0] == keys[1] || keys[6] != 0 {
+			t.Errorf("%v: keys %#x; want events 1 and 3 to share one, 4 and 6 another, every other apart, none for the last", o, keys)
+		}
+		if !slices.Equal(stacks[keys[3]], []uint64{0xC1}) || !slices.Equal(stacks[keys[0]], []uint64{0xA1, 0xA2}) {
+			t.Errorf("%v: stacks by key %x", o, stacks)
+		}
+	}
+}
