@@ -592,7 +592,12 @@ func Build(r *trace.Reader, o Options) (*Profile, error) {
 	}
 	info := r.Info()
 	origin, freq := info.SyncTimestamp, info.ClockFrequency
-	b := NewBuilder(o, origin, freq)
+	return buildFrom(r, NewBuilder(o, origin, freq))
+}
+
+// buildFrom is Build with the Builder given.
+func buildFrom(r *trace.Reader, b *Builder) (*Profile, error) {
+	info := r.Info()
 	var undecoded trace.DecodeErrors
 	var readErr error
 	for {
@@ -743,7 +748,7 @@ func (b *Builder) Add(e *trace.Event) error {
 			return nil // a collector's samples are profiled instead (universal.go)
 		}
 		if p := e.Payload(); info == threadSampleInfo && len(p) >= 4 { // Decode's reading, without its call
-			return b.cpu(pid, e.ThreadID(), ts, clrevents.SampleProfilerSampleType(binary.LittleEndian.Uint32(p)), e.Stack(), b.stackKey(e))
+			return b.cpu(pid, e.ThreadID(), ts, clrevents.SampleProfilerSampleType(binary.LittleEndian.Uint32(p)), e.Stack(), e.StackKey())
 		}
 	}
 	return b.add1(e, info, ts)
@@ -864,7 +869,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 		if !ok {
 			return nil
 		}
-		return b.cpu(pid, e.ThreadID(), ts, s.Type, e.Stack(), b.stackKey(e))
+		return b.cpu(pid, e.ThreadID(), ts, s.Type, e.Stack(), e.StackKey())
 	case Alloc:
 		switch {
 		case strings.HasPrefix(name, "GCAllocationTick"):
@@ -884,7 +889,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 				return fmt.Errorf("%w: %v", ErrNotCredible, err)
 			}
 			n := f.Amount()
-			b.add(pid, e.ThreadID(), ts, e.Stack(), b.stackKey(e), 1, int64(n), b.label("Type ", f.TypeName, ""))
+			b.add(pid, e.ThreadID(), ts, e.Stack(), e.StackKey(), 1, int64(n), b.label("Type ", f.TypeName, ""))
 		case name == "AllocationSampled":
 			ev, err := e.DecodeIn(clrevents.Table())
 			if err != nil {
@@ -901,7 +906,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 				b.allocationSampled(pid)
 			}
 			c, n := upscale(x.ObjectSize)
-			b.add(pid, e.ThreadID(), ts, e.Stack(), b.stackKey(e), c, n, b.label("Type ", x.TypeName, ""))
+			b.add(pid, e.ThreadID(), ts, e.Stack(), e.StackKey(), c, n, b.label("Type ", x.TypeName, ""))
 		}
 	case Contention:
 		if !strings.HasPrefix(name, "Contention") {
@@ -917,7 +922,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 		}
 		k := threadKey{pid, e.ThreadID()}
 		if strings.HasPrefix(name, "ContentionStart") {
-			b.contention[k] = pending{ts: ts, stack: b.rawStack(pid, e.Stack(), b.stackKey(e), 0, StateNone, 0), ok: true}
+			b.contention[k] = pending{ts: ts, stack: b.rawStack(pid, e.Stack(), e.StackKey(), 0, StateNone, 0), ok: true}
 			return nil
 		}
 		st, ok := b.contention[k]
@@ -951,7 +956,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 					leaf = b.label("Throw(", x.ExceptionType, ")")
 				}
 			}
-			b.add(pid, e.ThreadID(), ts, e.Stack(), b.stackKey(e), 1, 0, leaf)
+			b.add(pid, e.ThreadID(), ts, e.Stack(), e.StackKey(), 1, 0, leaf)
 		}
 	}
 	return nil
@@ -1159,14 +1164,6 @@ type stackSlot struct {
 	st   State
 }
 
-// stackKey is e's StackKey, or 0 when the Builder does not use them.
-func (b *Builder) stackKey(e *trace.Event) uint64 {
-	if b.keyless {
-		return 0
-	}
-	return e.StackKey()
-}
-
 // skeysBits sets how many entries Builder.skeys has: several times the
 // stacks a trace's samples use between two sequence points, where keys
 // change (about a hundred in the .NET Core 3.0 trace here).
@@ -1180,7 +1177,7 @@ const (
 // none). last is the sample's thread's last stack (ID+1, 0 for none),
 // tried first where there is no key.
 func (b *Builder) rawStack(pid int64, ips []uint64, key uint64, leaf uint32, st State, last uint32) uint32 {
-	if key != 0 {
+	if key != 0 && !b.keyless {
 		if b.skeys == nil {
 			b.skeys = make([]stackSlot, skeysSize)
 		}

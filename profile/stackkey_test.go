@@ -1,7 +1,6 @@
 package profile
 
 import (
-	"io"
 	"path/filepath"
 	"testing"
 
@@ -26,40 +25,29 @@ func TestStackKeysChangeNothing(t *testing.T) {
 		}
 		for _, o := range opts {
 			t.Run(filepath.Base(name)+"/"+o.Kind.String(), func(t *testing.T) {
-				keyed, err := build(t, name, o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				r, err := trace.Open(name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer r.Close()
-				info := r.Info()
-				b := NewBuilder(o, info.SyncTimestamp, info.ClockFrequency)
-				b.keyless = true
-				keys := 0
-				for {
-					e, err := r.Next()
-					if err == io.EOF {
-						break
-					}
+				// The same trace read twice, one Builder using the keys and
+				// one not.
+				from := func(keyless bool) (*Profile, *Builder) {
+					r, err := trace.Open(name)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if e.StackKey() != 0 {
-						keys++
+					defer r.Close()
+					info := r.Info()
+					b := NewBuilder(o, info.SyncTimestamp, info.ClockFrequency)
+					b.keyless = keyless
+					p, err := buildFrom(r, b)
+					if err != nil {
+						t.Fatal(err)
 					}
-					b.Add(e) // events it cannot use are left out as Build leaves them
+					return p, b
 				}
-				plain, err := b.Finish()
-				if err != nil {
-					t.Fatal(err)
+				keyed, kb := from(false)
+				plain, pb := from(true)
+				if kb.skeys == nil {
+					t.Fatal("no sample had a StackKey: nothing is compared")
 				}
-				if keys == 0 {
-					t.Fatal("no event has a StackKey: nothing is compared")
-				}
-				if b.skeys != nil {
+				if pb.skeys != nil {
 					t.Fatal("a keyless Builder used StackKeys")
 				}
 				if len(plain.Samples) == 0 {

@@ -51,7 +51,7 @@ func (b *Builder) universalEvent(e *trace.Event) error {
 				}
 			}
 		}
-		b.add(pid, e.ThreadID(), e.Timestamp(), e.Stack(), b.stackKey(e), 1, int64(min(v, 1<<62)), 0)
+		b.add(pid, e.ThreadID(), e.Timestamp(), e.Stack(), e.StackKey(), 1, int64(min(v, 1<<62)), 0)
 	}
 	return nil
 }
