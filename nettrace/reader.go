@@ -2156,16 +2156,12 @@ func (r *Reader) fillEvent(start, p int, stack []byte) (bool, error) {
 		}
 		key = stackKey(r.ipsGen, s.off, s.n)
 	} else if h.stackID != 0 {
-		if i := h.stackID - r.stackBase; h.stackID >= r.stackBase && int(i) < len(r.stackRefs) {
-			s := r.stackRefs[i]
-			st = r.ips[s.off : s.off+s.n : s.off+s.n]
-			key = stackKey(r.ipsGen, s.off, s.n)
-		} else if s, ok := r.stacks[h.stackID]; ok {
-			st = r.ips[s.off : s.off+s.n : s.off+s.n]
-			key = stackKey(r.ipsGen, s.off, s.n)
-		} else {
+		s, ok := r.stackRow(h.stackID)
+		if !ok {
 			return false, r.undefinedStack(off)
 		}
+		st = r.ips[s.off : s.off+s.n : s.off+s.n]
+		key = stackKey(r.ipsGen, s.off, s.n)
 	}
 	ev.setStack(st)
 	ev.stackKey = key
@@ -2197,6 +2193,15 @@ func (r *Reader) fillEvent(start, p int, stack []byte) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// stackRow returns the stack table's row of stack ID id, if it has one.
+func (r *Reader) stackRow(id uint32) (stackRef, bool) {
+	if i := id - r.stackBase; id >= r.stackBase && int(i) < len(r.stackRefs) {
+		return r.stackRefs[i], true
+	}
+	sr, ok := r.stacks[id]
+	return sr, ok
 }
 
 // undefinedStack is the error of the event at stream offset off whose
@@ -2544,12 +2549,8 @@ func (r *Reader) repeatsStacks(c *cursor, id, n uint32) bool {
 		if cc.bad || size%ps != 0 {
 			return false
 		}
-		var have stackRef
-		if k := id + i - r.stackBase; id+i >= r.stackBase && int(k) < len(r.stackRefs) {
-			have = r.stackRefs[k]
-		} else if sr, ok := r.stacks[id+i]; ok {
-			have = sr
-		} else {
+		have, ok := r.stackRow(id + i)
+		if !ok {
 			return false
 		}
 		if int(have.n)*ps != size {

@@ -739,13 +739,11 @@ func (r *Reader) holdRecord() error {
 	// The stack table row, found as decodeEvent finds it.
 	var stkOff, stkLen uint32
 	if hd.stackID != 0 {
-		if i := hd.stackID - r.stackBase; hd.stackID >= r.stackBase && int(i) < len(r.stackRefs) {
-			stkOff, stkLen = r.stackRefs[i].off, r.stackRefs[i].n
-		} else if sr, ok := r.stacks[hd.stackID]; ok {
-			stkOff, stkLen = sr.off, sr.n
-		} else {
+		sr, ok := r.stackRow(hd.stackID)
+		if !ok {
 			return r.undefinedStack(r.blkOff + int64(start))
 		}
+		stkOff, stkLen = sr.off, sr.n
 	}
 	thread, capture := hd.threadID, hd.captureThreadID
 	ext := int32(0)
