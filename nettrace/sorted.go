@@ -443,7 +443,7 @@ func (r *Reader) release() *Event {
 	ev.IsSorted = x.sorted
 	ev.Timestamp = x.ts
 	ev.StackID = x.sid
-	if x.ext == 0 {
+	if x.ext <= 0 {
 		ev.Version = m.Version
 		ev.Level = m.Level
 		ev.Opcode = m.Opcode
@@ -451,19 +451,12 @@ func (r *Reader) release() *Event {
 		ev.ProcessID = uint64(r.info.ProcessID)
 		ev.ActivityID = clrimpl.GUID{}
 		ev.RelatedActivityID = clrimpl.GUID{}
-		ev.setThread(nil, nil)
-	} else if x.ext < 0 {
-		t := s.rows[-x.ext-1]
-		ev.Version = m.Version
-		ev.Level = m.Level
-		ev.Opcode = m.Opcode
-		ev.Keywords = m.Keywords
-		ev.ProcessID = uint64(r.info.ProcessID)
-		if t.ProcessID != 0 {
-			ev.ProcessID = t.ProcessID
+		var t *Thread // a V6 event's thread row
+		if x.ext < 0 {
+			if t = s.rows[-x.ext-1]; t.ProcessID != 0 {
+				ev.ProcessID = t.ProcessID
+			}
 		}
-		ev.ActivityID = clrimpl.GUID{}
-		ev.RelatedActivityID = clrimpl.GUID{}
 		ev.setThread(t, nil)
 	} else {
 		x := &s.exts[x.ext-1]
