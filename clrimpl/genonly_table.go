@@ -15,39 +15,51 @@ import (
 // one of the providers (by its name, or, for a provider whose events are
 // shown under another name, such as every kernel event class's "Windows
 // Kernel", by its GUID), and no two types have the same provider, ID and
-// version; NewTable panics otherwise, since generated code that breaks
-// this is a generator bug.
+// version; the table panics otherwise, since generated code that breaks
+// this is a generator bug. It indexes the types at its first look-up
+// (Find, FindOlder, Lookup or LookupOlder), which is where it panics: a
+// program that links a generated package and decodes none of its events
+// (a trace of other providers, a tool that only reads headers) does not
+// pay for the index as it starts. (A generated package's tests decode a
+// sample of every type, so its table has been looked up there.)
 //
 // For generated code only.
 func NewTable(pkg string, providers []ProviderInfo, types []EventType) *Table {
-	t := &Table{pkg: pkg, providers: providers, types: types}
+	return &Table{pkg: pkg, providers: providers, types: types}
+}
+
+// build indexes the table's types, at its first look-up: a program that
+// links a generated package but reads no event of it (a trace of other
+// providers) does not pay for touching every type's descriptor as it
+// starts.
+func (t *Table) build() {
 	keys := make([]struct {
 		p  int
 		id uint16
 		v  uint8
-	}, len(types))
-	for i, typ := range types {
+	}, len(t.types))
+	for i, typ := range t.types {
 		d := typ.Descriptor()
-		p, ok := ProviderIndex(providers, d.Provider)
+		p, ok := ProviderIndex(t.providers, d.Provider)
 		if !ok && d.ProviderGUID != (GUID{}) {
-			p, ok = ProviderIndexByGUID(providers, d.ProviderGUID)
+			p, ok = ProviderIndexByGUID(t.providers, d.ProviderGUID)
 		}
 		if !ok {
-			panic(fmt.Sprintf("clrimpl.NewTable: %s: event type %d (%s) is of provider %q, which the table does not have", pkg, i, d.Name, d.Provider))
+			panic(fmt.Sprintf("clrimpl.NewTable: %s: event type %d (%s) is of provider %q, which the table does not have", t.pkg, i, d.Name, d.Provider))
 		}
 		keys[i].p, keys[i].id, keys[i].v = p, d.ID, d.Version
 	}
-	t.index = newIndex(len(providers), len(types), func(i int) (int, uint16, uint8) { return keys[i].p, keys[i].id, keys[i].v })
+	x := newIndex(len(t.providers), len(t.types), func(i int) (int, uint16, uint8) { return keys[i].p, keys[i].id, keys[i].v })
 	// Two types of one key: the index holds the later, so the earlier's
 	// look-up finds another. (Checked here rather than with a map of the
-	// keys, which was most of a package's start-up.)
+	// keys, which took most of the indexing's time.)
 	for j, k := range keys {
-		if i := t.index.lookup(k.p, k.id, k.v); i != j {
-			d := types[i].Descriptor()
-			panic(fmt.Sprintf("clrimpl.NewTable: %s: event types %d (%s) and %d (%s) are both %s event %d version %d", pkg, j, types[j].Descriptor().Name, i, d.Name, d.Provider, d.ID, d.Version))
+		if i := x.lookup(k.p, k.id, k.v); i != j {
+			d := t.types[i].Descriptor()
+			panic(fmt.Sprintf("clrimpl.NewTable: %s: event types %d (%s) and %d (%s) are both %s event %d version %d", t.pkg, j, t.types[j].Descriptor().Name, i, d.Name, d.Provider, d.ID, d.Version))
 		}
 	}
-	return t
+	t.index = x
 }
 
 // Register adds a generated package's table to those Tables lists. A

@@ -38,6 +38,7 @@ type Table struct {
 	pkg       string
 	providers []ProviderInfo
 	types     []EventType
+	built     sync.Once // index: built at the first look-up (build)
 	index     index
 }
 
@@ -74,7 +75,10 @@ func (t *Table) Provider(name string, guid GUID) (p int, ok bool) {
 
 // Find returns the index of the event type (p, id, version), p an index
 // in Providers, or -1 if the table does not have it.
-func (t *Table) Find(p int, id uint16, version uint8) int { return t.index.lookup(p, id, version) }
+func (t *Table) Find(p int, id uint16, version uint8) int {
+	t.built.Do(t.build)
+	return t.index.lookup(p, id, version)
+}
 
 // FindOlder is Find, except that when the table lacks the version (an
 // event from a runtime newer than the package's schema) it returns the
@@ -82,6 +86,7 @@ func (t *Table) Find(p int, id uint16, version uint8) int { return t.index.looku
 // and the rest of the payload is left over. It returns -1 when the table
 // has no version of the event up to version.
 func (t *Table) FindOlder(p int, id uint16, version uint8) int {
+	t.built.Do(t.build)
 	return t.index.lookupOlder(p, id, version)
 }
 

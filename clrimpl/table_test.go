@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -149,10 +151,12 @@ func TestNewTableRejects(t *testing.T) {
 		func() {
 			defer func() {
 				if r := recover(); r == nil || !strings.Contains(r.(string), c.want) {
-					t.Errorf("NewTable panics with %v, want %q", r, c.want)
+					t.Errorf("the table panics with %v, want %q", r, c.want)
 				}
 			}()
-			NewTable("bad", providers, c.types)
+			tab := NewTable("bad", providers, c.types)
+			tab.Find(0, 1, 0) // the first look-up builds the index
+			t.Errorf("no panic at the first look-up")
 		}()
 	}
 }
@@ -253,9 +257,50 @@ func TestNewTableShownProvider(t *testing.T) {
 	func() {
 		defer func() {
 			if r := recover(); r == nil || !strings.Contains(r.(string), `of provider "Windows Kernel"`) {
-				t.Errorf("NewTable panics with %v", r)
+				t.Errorf("the table panics with %v", r)
 			}
 		}()
-		NewTable("kern", providers, []EventType{newFakeType("Windows Kernel", 1, 3)})
+		NewTable("kern", providers, []EventType{newFakeType("Windows Kernel", 1, 3)}).FindOlder(0, 1, 3)
+		t.Errorf("no panic at the first look-up")
 	}()
+}
+
+// countingType counts the calls of its Descriptor.
+type countingType struct {
+	*fakeType
+	calls *atomic.Int32
+}
+
+func (t countingType) Descriptor() *Descriptor { t.calls.Add(1); return t.fakeType.Descriptor() }
+
+// TestNewTableIndexesAtFirstLookup checks that NewTable looks at no type
+// (a program linking a generated package it decodes nothing of does not
+// pay for the index as it starts), and that look-ups from several
+// goroutines at once index the table once and all find their types.
+func TestNewTableIndexesAtFirstLookup(t *testing.T) {
+	var calls atomic.Int32
+	var types []EventType
+	for id := range uint16(50) {
+		types = append(types, countingType{newFakeType("A", id, 0), &calls})
+	}
+	tab := NewTable("lazy", []ProviderInfo{{Name: "A"}}, types)
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("NewTable called Descriptor %d times", n)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := range uint16(50) {
+				if i := tab.Find(0, (id+uint16(g)*13)%50, 0); i != int((id+uint16(g)*13)%50) {
+					t.Errorf("Find(0, %d, 0) = %d", id, i)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := calls.Load(); n != 50 {
+		t.Errorf("indexing called Descriptor %d times, want once a type (50)", n)
+	}
 }
