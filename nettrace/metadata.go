@@ -399,16 +399,20 @@ func isFixedSize(f *Field) bool {
 
 // diagnosticSource is the EventSource through which DiagnosticSource
 // events reach EventPipe (System.Diagnostics.DiagnosticSource's
-// DiagnosticSourceEventSource), and diagnosticSourceEvents the events of
-// it whose parameters the metadata cannot describe: the source's name,
+// DiagnosticSourceEventSource), and diagnosticSourceEvent names the events
+// of it whose parameters the metadata cannot describe: the source's name,
 // the event's name, and its arguments as key/value pairs, an enumerable
 // that a V1 field list has no type for. The runtime describes them with
 // no fields.
 const diagnosticSource = "Microsoft-Diagnostics-DiagnosticSource"
 
-var diagnosticSourceEvents = map[string]bool{
-	"Event": true, "Activity1Start": true, "Activity1Stop": true, "Activity2Start": true,
-	"Activity2Stop": true, "RecursiveActivity1Start": true, "RecursiveActivity1Stop": true,
+func diagnosticSourceEvent(name string) bool {
+	switch name {
+	case "Event", "Activity1Start", "Activity1Stop", "Activity2Start",
+		"Activity2Stop", "RecursiveActivity1Start", "RecursiveActivity1Stop":
+		return true
+	}
+	return false
 }
 
 // diagnosticSourceFields is their layout: two NUL-terminated UTF-16
@@ -427,7 +431,7 @@ var diagnosticSourceFields = []Field{
 // DiagnosticSource's events, as TraceEvent fills them in
 // (EventPipeMetadata's PopulateWellKnownEventParameters).
 func wellKnownFields(m *Metadata) {
-	if len(m.Fields) == 0 && m.FieldsErr == nil && m.Provider == diagnosticSource && diagnosticSourceEvents[m.Name] {
+	if len(m.Fields) == 0 && m.FieldsErr == nil && m.Provider == diagnosticSource && diagnosticSourceEvent(m.Name) {
 		m.Fields = diagnosticSourceFields
 	}
 }

@@ -1,5 +1,7 @@
 package nettrace
 
+import "sync"
+
 // The universal providers' events, whose metadata does not describe their
 // fields, and the fields they have (DiagnosticSource's are in
 // metadata.go). In a file of its own, after reader.go: where new functions
@@ -24,8 +26,10 @@ const (
 	universalEvents = "Universal.Events"
 )
 
-// universalSystemFields are Universal.System's events' fields by name.
-var universalSystemFields = func() map[string][]Field {
+// universalSystemFields are Universal.System's events' fields by name,
+// made when the first universal event needs them rather than as every
+// program that links the reader starts.
+var universalSystemFields = sync.OnceValue(func() map[string][]Field {
 	u := func(name string) Field { return Field{Name: name, Type: TypeVarUInt} }
 	str := func(name string) Field {
 		return Field{Name: name, Type: TypeArray, Elem: &Field{Type: TypeUTF8CodeUnit}}
@@ -39,7 +43,7 @@ var universalSystemFields = func() map[string][]Field {
 		"ProcessSymbol":          {u("Id"), u("MappingId"), u("StartAddress"), u("EndAddress"), str("Name")},
 		"ProcessMappingMetadata": {u("Id"), str("SymbolMetadata"), str("VersionMetadata")},
 	}
-}()
+})
 
 // universalSampleFields are the fields of Universal.Events' stable events
 // (cpu, cswitch): the sample's value.
@@ -54,7 +58,7 @@ func universalFields(m *Metadata) {
 		// its strings as one UTF8CodeUnit each since 2025 (a byte, to a
 		// reader of the declaration), and TraceEvent reads these events
 		// with its fixed layouts, by name.
-		if fs, ok := universalSystemFields[m.Name]; ok {
+		if fs, ok := universalSystemFields()[m.Name]; ok {
 			m.Fields, m.FieldsErr = fs, nil
 		}
 		return

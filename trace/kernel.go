@@ -159,14 +159,17 @@ var (
 )
 
 // otherProviders names ETW providers that PerfView's kernel sessions log
-// beside the kernel's classes, as TraceEvent names them.
-var otherProviders = map[clrimpl.GUID]string{
-	imageIDGUID:          "KernelTraceControl", // image identity (ImageID, DbgID_RSDS)
-	dynamic.MetaDataGUID: "KernelTraceControl", // the merge's event descriptions
-	sysConfigGUID:        kernelProvider,       // the merge's system paths and volumes
-	winSatGUID:           "KernelTraceControl", // the merge's WinSAT assessment
-	clrimpl.MustParseGUID("edd08927-9cc4-4e65-b970-c2560fb5c289"): "Microsoft-Windows-Kernel-File",
-}
+// beside the kernel's classes, as TraceEvent names them; made at the first
+// look-up (an ETW event of a provider outside the kernel's classes).
+var otherProviders = sync.OnceValue(func() map[clrimpl.GUID]string {
+	return map[clrimpl.GUID]string{
+		imageIDGUID:          "KernelTraceControl", // image identity (ImageID, DbgID_RSDS)
+		dynamic.MetaDataGUID: "KernelTraceControl", // the merge's event descriptions
+		sysConfigGUID:        kernelProvider,       // the merge's system paths and volumes
+		winSatGUID:           "KernelTraceControl", // the merge's WinSAT assessment
+		clrimpl.MustParseGUID("edd08927-9cc4-4e65-b970-c2560fb5c289"): "Microsoft-Windows-Kernel-File",
+	}
+})
 
 // The kernel classes whose events the Reader keeps maps of.
 var (

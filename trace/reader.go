@@ -730,7 +730,7 @@ func (r *Reader) resolveGUID(g clrimpl.GUID) *resolved {
 	if k := kernelGroupOf(g); k != nil {
 		res.kernel, res.provider = k, kernelProvider
 		res.provs = r.kernelProviders(g)
-	} else if name, ok := otherProviders[g]; ok {
+	} else if name, ok := otherProviders()[g]; ok {
 		res.provider, res.class = name, etwClasses().other[g]
 		res.provs = r.kernelProviders(g)
 	} else if provs := r.providers("", g); len(provs) > 0 {
