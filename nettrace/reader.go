@@ -236,6 +236,15 @@ type Reader struct {
 	// confirmed it, so a garbled header sets none.
 	floor   int64
 	floorOK bool
+	// tsMin and tsMax are the least and greatest timestamps of the
+	// current V4+ event block's records so far; rangeCheck says that
+	// they must equal the range its header states (tsStatedMin,
+	// tsStatedMax) when the block ends (checkBlockRange), and noted how
+	// many damages were recorded when it began.
+	tsMin, tsMax             int64
+	tsStatedMin, tsStatedMax int64
+	rangeCheck               bool
+	noted, notedMark         int
 	// V1–V3: the last event's timestamp (hasPrevTS), which the next may
 	// not precede (checkTimeV3): the runtimes that wrote them wrote their
 	// events in time order.
@@ -1015,6 +1024,11 @@ var rawPool sync.Pool
 // that ends the trace: io.EOF at its end, a *DamageError when damage was
 // skipped, or the first error in strict mode.
 func (r *Reader) nextBlock() error {
+	if r.rangeCheck {
+		if err := r.checkBlockRange(); err != nil {
+			return err // strict
+		}
+	}
 	r.untaint()
 	if e := r.tagsBad; e != nil {
 		r.tagsBad = nil
@@ -1455,6 +1469,7 @@ func (r *Reader) handleBlock(kind int) error {
 			return err
 		} else {
 			r.blockTimes()
+			r.startRangeCheck()
 		}
 		r.hdr = evHeader{}
 		r.inEvents = true
@@ -2070,6 +2085,7 @@ func (r *Reader) decodeEvent() (bool, error) {
 // returns false for a metadata record (V1–V3).
 func (r *Reader) fillEvent(start, p int, stack []byte) (bool, error) {
 	h := &r.hdr
+	r.tsMin, r.tsMax = min(r.tsMin, h.ts), max(r.tsMax, h.ts)
 	payload := r.blk[p : p+int(h.payloadSize) : p+int(h.payloadSize)]
 	off := r.blkOff + int64(start)
 	if r.ver <= 3 && h.metaID == 0 {

@@ -713,6 +713,7 @@ func (r *Reader) holdRecord() error {
 		r.pos = end
 	}
 	hd := &r.hdr
+	r.tsMin, r.tsMax = min(r.tsMin, hd.ts), max(r.tsMax, hd.ts)
 	s := &r.sorted
 	var mi uint32
 	if id := hd.metaID; int(id) < len(s.metaPos) && s.metaPos[id].epoch == s.metaEpoch {

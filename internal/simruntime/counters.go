@@ -237,7 +237,7 @@ func (w *v6w) events(events []v6Event) {
 	eb = binary.LittleEndian.AppendUint16(eb, 20)
 	eb = binary.LittleEndian.AppendUint16(eb, 0)
 	eb = binary.LittleEndian.AppendUint64(eb, uint64(w.ts))
-	eb = binary.LittleEndian.AppendUint64(eb, uint64(w.ts+int64(len(events))))
+	eb = binary.LittleEndian.AppendUint64(eb, uint64(w.ts+int64(len(events))-1)) // the last event's
 	for i, ev := range events {
 		w.seq += 1 + ev.dropped
 		meta := ev.meta

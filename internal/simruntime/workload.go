@@ -310,6 +310,7 @@ func (s *session) flushEvents(b *v6w) {
 	eb = binary.LittleEndian.AppendUint16(eb, 0)
 	eb = binary.LittleEndian.AppendUint64(eb, 0)
 	eb = binary.LittleEndian.AppendUint64(eb, 0)
+	prevLast := s.last
 	for _, e := range s.pend {
 		ts := e.ts
 		if ts <= s.last {
@@ -338,6 +339,13 @@ func (s *session) flushEvents(b *v6w) {
 		eb = append(eb, h[:]...)
 		eb = append(eb, e.payload...)
 	}
+	// The least and greatest timestamps of the block's events, as the
+	// runtime states them (exactly: readers check them).
+	first := s.pend[0].ts
+	if first <= prevLast {
+		first = prevLast + 1
+	}
+	binary.LittleEndian.PutUint64(eb[4:], uint64(first))
 	binary.LittleEndian.PutUint64(eb[12:], uint64(s.last))
 	if nstacks > 0 {
 		hdr := binary.LittleEndian.AppendUint32(nil, 1)
