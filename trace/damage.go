@@ -20,7 +20,9 @@ var ErrDamaged = errors.New("damaged trace")
 // Damage is a part of a trace that the format reader could not read and
 // skipped, going on with the rest (see Reader.Damage): a damaged block or
 // buffer, framing it had to search past, events whose metadata was lost,
-// or the cut-off end of a truncated trace.
+// or the cut-off end of a truncated trace; or, with nothing skipped
+// (Length 0), an EventPipe event block whose events' timestamps do not
+// span the range its header states, its events given as read.
 type Damage struct {
 	Format Format
 	// Offset is the first byte skipped, in the trace's (decompressed)
@@ -45,8 +47,11 @@ type Damage struct {
 // String formats the record as one line: how much, where, and the error.
 func (d Damage) String() string {
 	var b strings.Builder
-	b.WriteString(numfmt.Thousands(d.Length))
-	b.WriteString(" bytes at offset ")
+	if d.Length > 0 {
+		b.WriteString(numfmt.Thousands(d.Length))
+		b.WriteString(" bytes ")
+	}
+	b.WriteString("at offset ") // Length 0: nothing skipped
 	b.WriteString(strconv.FormatInt(d.Offset, 10))
 	switch {
 	case d.Events == 1:

@@ -539,3 +539,56 @@ func keyOf(e *Event) eventKey {
 	h.Write(e.Payload())
 	return eventKey{e.Timestamp(), e.ThreadID(), e.ID(), h.Sum64()}
 }
+
+// TestDamageReadAsItStands finds a flipped flags bit of the 5.0 trace's
+// that only the event block's timestamp range tells (nettrace's
+// checkBlockRange), and checks what the front door says of it: a Damage
+// with nothing skipped, its lost events unknown, the block's events given,
+// and a message that says so.
+func TestDamageReadAsItStands(t *testing.T) {
+	data := tracetest.Bytes(t, "../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip")
+	read := func(b []byte) ([]int64, *Reader, error) {
+		r, err := NewReader(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var offs []int64
+		for {
+			e, err := r.Next()
+			if err != nil {
+				return offs, r, err
+			}
+			offs = append(offs, e.Offset())
+		}
+	}
+	orig, _, err := read(data)
+	if err != io.EOF {
+		t.Fatal(err)
+	}
+	for _, off := range orig {
+		bad := bytes.Clone(data)
+		bad[off] ^= 1 // the metadata-ID flag
+		got, r, err := read(bad)
+		var de *DamageError
+		if !errors.As(err, &de) || !strings.Contains(err.Error(), "timestamps span") {
+			continue
+		}
+		d := r.Damage()
+		if len(d) != 1 || d[0].Length != 0 || d[0].Events != -1 {
+			t.Fatalf("flip at %d: damage %v, want one record with nothing skipped and its lost events unknown", off, d)
+		}
+		if want := "at offset "; !strings.HasPrefix(d[0].String(), want) {
+			t.Errorf("Damage.String() = %q, want it to begin %q", d[0].String(), want)
+		}
+		if !strings.Contains(err.Error(), "1 damaged block read as it stands; the first: at offset") {
+			t.Errorf("error %q does not say the block was read as it stands", err)
+		}
+		// Read as it stands: no block's events lost (the misread record
+		// may have made one event of two, or two of one).
+		if len(got) < len(orig)-1 || len(got) > len(orig)+1 {
+			t.Errorf("%d events, want %d give or take one (the block is read as it stands)", len(got), len(orig))
+		}
+		return
+	}
+	t.Fatal("no flip of a metadata-ID flag was reported by the block's timestamp range alone")
+}
