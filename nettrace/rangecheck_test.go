@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -70,7 +71,7 @@ func TestFlagsFlipSweep(t *testing.T) {
 					byRange++
 					caught = bad
 				}
-			case slicesEqual(got, orig):
+			case slices.Equal(got, orig):
 				unchanged++
 			case bit == 7:
 				// The payload-size flag: a size read from the payload's
@@ -100,18 +101,6 @@ func TestFlagsFlipSweep(t *testing.T) {
 	if !errors.As(err, &e) || !errors.Is(err, ErrFormat) || !strings.Contains(e.Msg, "timestamps span") {
 		t.Errorf("strict: %v, want the block range *Error", err)
 	}
-}
-
-func slicesEqual(a, b []rangeEvent) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestHeaderFlipTimestamps flips three bits of each header byte after the
