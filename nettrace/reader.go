@@ -239,8 +239,9 @@ type Reader struct {
 	// tsMin and tsMax are the least and greatest timestamps of the
 	// current V4+ event block's records so far; rangeCheck says that
 	// they must equal the range its header states (tsStatedMin,
-	// tsStatedMax) when the block ends (checkBlockRange), and noted how
-	// many damages were recorded when it began.
+	// tsStatedMax) when the block ends (checkBlockRange), unless damage
+	// was recorded meanwhile: noted counts the damages recorded, and
+	// notedMark is its count when the block began.
 	tsMin, tsMax             int64
 	tsStatedMin, tsStatedMax int64
 	rangeCheck               bool
