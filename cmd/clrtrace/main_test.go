@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -22,6 +23,27 @@ import (
 )
 
 const realTrace = "../../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace"
+
+// liveDeadline bounds a live command's run in the tests (runLive).
+const liveDeadline = time.Minute
+
+// runLive runs a command that reads a live session, as run does, and
+// asks it to finish (SIGINT's first step) if it is still running after
+// liveDeadline, failing the test: a command that waits for what never
+// comes (a watch -n for events a stream does not hold) fails here instead
+// of holding the package until go test's timeout.
+func runLive(t *testing.T, args []string, stdout, stderr io.Writer) int {
+	t.Helper()
+	sigs := make(chan os.Signal, 2)
+	timer := time.AfterFunc(liveDeadline, func() {
+		t.Errorf("clrtrace %s: still running after %v; interrupted", strings.Join(args, " "), liveDeadline)
+		sigs <- os.Interrupt
+		time.Sleep(5 * time.Second)
+		sigs <- os.Interrupt // the second quits at once
+	})
+	defer timer.Stop()
+	return run(sigs, args, stdout, stderr)
+}
 
 // sim starts a simulated runtime for this test process's PID in a fresh
 // TMPDIR, where clrtrace looks (the .NET client's rule).
@@ -165,7 +187,7 @@ func TestCountersProcessExits(t *testing.T) {
 	})
 	sim(t, simruntime.Config{Trace: tr[:live-3], Live: -1, ExitAfterLive: true})
 	var out, errb bytes.Buffer
-	code := run(nil, []string{"counters", "-p", pid}, &out, &errb)
+	code := runLive(t, []string{"counters", "-p", pid}, &out, &errb)
 	if code != 1 || !strings.Contains(errb.String(), "clrtrace: process "+pid+" session ") || !strings.Contains(errb.String(), "; the runtime ended the session before the stream's end: the process exited?\n") {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
@@ -271,7 +293,7 @@ func TestWatchLimit(t *testing.T) {
 	data, live := realStream(t)
 	s := sim(t, simruntime.Config{Trace: data, Live: live})
 	var out, errb syncBuf
-	code := run(nil, []string{"watch", "-p", pid, "-event", "ThreadSample", "-n", "3"}, &out, &errb)
+	code := runLive(t, []string{"watch", "-p", pid, "-event", "ThreadSample", "-n", "3"}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -307,7 +329,7 @@ func TestWatchReportsDrops(t *testing.T) {
 	tr, _ := simruntime.CountersTrace(os.Getpid(), [][]simruntime.Counter{{cpu(1, 0), cpu(2, 5)}, {cpu(3, 0)}})
 	sim(t, simruntime.Config{Trace: tr, Live: len(tr)})
 	var out, errb syncBuf
-	if code := run(nil, []string{"watch", "-p", pid, "-n", "3"}, &out, &errb); code != 0 {
+	if code := runLive(t, []string{"watch", "-p", pid, "-n", "3"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if n := strings.Count(out.String(), "System.Runtime/EventCounters"); n != 3 {
@@ -695,7 +717,7 @@ func TestWatchDamaged(t *testing.T) {
 	}
 	sim(t, simruntime.Config{Trace: bad, Live: len(bad), ExitAfterLive: true})
 	var out, errb bytes.Buffer
-	code := run(nil, []string{"watch", "-p", pid, "-format", "jsonl"}, &out, &errb)
+	code := runLive(t, []string{"watch", "-p", pid, "-format", "jsonl"}, &out, &errb)
 	lines := strings.Count(out.String(), "\n")
 	if code != 1 || lines < 20000 || !strings.Contains(errb.String(), "damaged range") ||
 		!strings.Contains(errb.String(), "events printed") || !strings.Contains(errb.String(), "at offset") {
