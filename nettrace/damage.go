@@ -460,7 +460,11 @@ func (r *Reader) checkBlockRange() error {
 	if r.strict {
 		return e
 	}
-	r.addDamage(Damage{Block: r.blkName, Offset: r.blkOff, Events: -1, Err: e})
+	// Not addDamage: the block was framed and read whole, so the next one
+	// needs no proof that it is a block (suspect, which on a live
+	// session would wait for the bytes of a search window).
+	r.noted++
+	r.damage = append(r.damage, Damage{Block: r.blkName, Offset: r.blkOff, Events: -1, Err: e})
 	r.taint(len(r.damage) - 1)
 	return nil
 }
