@@ -2,7 +2,6 @@ package nettrace
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -416,14 +415,9 @@ func (r *Reader) untaint() {
 }
 
 // startRangeCheck sets up checkBlockRange for the V4+ event block just
-// begun, when its header states a range (blockTimes reads it too).
-func (r *Reader) startRangeCheck() {
-	r.rangeCheck = false
-	if len(r.blk) < 20 || int(binary.LittleEndian.Uint16(r.blk)) < 20 {
-		return
-	}
-	lo := int64(binary.LittleEndian.Uint64(r.blk[4:]))
-	hi := int64(binary.LittleEndian.Uint64(r.blk[12:]))
+// begun, whose header states the range [lo, hi] (blockTimes), when it
+// states one.
+func (r *Reader) startRangeCheck(lo, hi int64) {
 	if lo == 0 && hi == 0 || lo > hi {
 		return
 	}

@@ -1470,7 +1470,6 @@ func (r *Reader) handleBlock(kind int) error {
 			return err
 		} else {
 			r.blockTimes()
-			r.startRangeCheck()
 		}
 		r.hdr = evHeader{}
 		r.inEvents = true
@@ -1671,7 +1670,8 @@ func (r *Reader) credibleRecords(kind, hs int, compressed bool) int {
 // blockTimes takes the range its events' timestamps must fall in from an
 // event block's header (eventBlockHeader read): the format says the header
 // holds the least and the greatest. A block whose header states none (both
-// zero, or the least above the greatest) is not checked. Damage that
+// zero, or the least above the greatest) is not checked. It also sets up
+// checkBlockRange, which holds the block's events to that range exactly. Damage that
 // garbles a block's event headers (a zipped trace whose deflate data
 // decoded on past damage) can leave a timestamp out of the range, and the
 // check then stops the block there; on the repository's damaged copies
@@ -1687,11 +1687,13 @@ func (r *Reader) credibleRecords(kind, hs int, compressed bool) int {
 // the start, takes the range from the start on; one said to begin before
 // it (a garbled header's), from the start to its stated end.
 func (r *Reader) blockTimes() {
+	r.rangeCheck = false
 	if int(binary.LittleEndian.Uint16(r.blk)) < 20 {
 		return
 	}
 	lo := int64(binary.LittleEndian.Uint64(r.blk[4:]))
 	hi := int64(binary.LittleEndian.Uint64(r.blk[12:]))
+	r.startRangeCheck(lo, hi)
 	if lo == 0 && hi == 0 || lo > hi || r.floorOK && hi < r.floor {
 		if r.floorOK {
 			r.tsLo, r.tsSpanNot = r.floor, ^(uint64(1<<63-1) - uint64(r.floor))
