@@ -557,7 +557,7 @@ func (r *Reader) checkFraming(fault int) {
 		// the damaged block's size may be too large, and the next block
 		// inside the bytes read as this one. The search starts there.
 		at := r.s.off
-		if b, _ := r.s.peek(searchWindow); len(b) > 0 && !r.v6BlockAt(b, at, len(b) == searchWindow) {
+		if b, more := r.v6Ahead(1); len(b) > 0 && !r.v6BlockAt(b, at, more) {
 			// Or too small: bytes taken out of it (damage that a
 			// zipped trace's inflating absorbed, before the fault
 			// showed) ran it into the next block, whose header is in
@@ -771,6 +771,40 @@ func (r *Reader) v6BlockAt(b []byte, off int64, more bool) bool {
 	return v6Block(b, 1, false, more)
 }
 
+// v6Ahead returns the stream's next bytes, as many as v6Block needs to
+// judge the block there and depth more after it: up to the end of the
+// last of them, or of the first that its header alone condemns (or an
+// EndOfStream header and the byte after it, which tells whether the input
+// ends with it), and at most searchWindow bytes; more says the input may
+// go on past them. v6Block decides on them as it would on a searchWindow
+// look-ahead. On a live session a look that far waits until the runtime
+// has written as much, which may take minutes (a session of counters
+// alone writes a few hundred bytes a second); this one waits only for the
+// blocks it judges.
+func (r *Reader) v6Ahead(depth int) (b []byte, more bool) {
+	for pos := 0; ; depth-- {
+		n := min(pos+4, searchWindow)
+		if b, _ = r.s.peek(n); len(b) < n || n == searchWindow {
+			return b, len(b) == searchWindow
+		}
+		x := le32(b[pos:])
+		size, kind := int(x&0xFFFFFF), int(x>>24)
+		switch {
+		case x == 0:
+			b, _ = r.s.peek(n + 1)
+			return b, len(b) > n
+		case kind < kindEvent || kind > kindLabelList || size == 0:
+			return b, true
+		}
+		pos = n + size
+		if depth == 0 || pos >= searchWindow {
+			n = min(pos, searchWindow)
+			b, _ = r.s.peek(n)
+			return b, len(b) == n
+		}
+	}
+}
+
 // v6Block checks the block at b and, depth more deep, the ones after it;
 // end says whether the EndOfStream block is credible here (after a
 // credible block, not on its own: zeros end many a cut block).
@@ -829,7 +863,7 @@ func v6Block(b []byte, depth int, end, more bool) bool {
 // go back into the stream and the search for the next block goes on from
 // the byte after at.
 func (r *Reader) believeLarge(at int64, h []byte) error {
-	if b, _ := r.s.peek(searchWindow); len(b) == 0 || v6Block(b, 0, true, len(b) == searchWindow) {
+	if b, more := r.v6Ahead(0); len(b) == 0 || v6Block(b, 0, true, more) {
 		return nil
 	}
 	n := len(r.blk)

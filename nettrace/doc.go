@@ -96,7 +96,13 @@
 // the stream's IsSorted marks allow instead of at the next sequence point,
 // in the same order. Reader.Dropped counts the events the runtime dropped,
 // from the gaps in each thread's sequence numbers (in V6 from 1 at the
-// ThreadBlock that defines the thread, as TraceEvent counts them).
+// ThreadBlock that defines the thread, as TraceEvent counts them). After
+// damage, a V6 block is read once it and the block after it have come,
+// which is as far as the check that it is a block looks; it does not
+// wait for more. Only the search for the next block after damage to the
+// blocks' framing (a header or size that is not credible) looks 60 KiB
+// ahead at once, which on a live stream waits until the runtime has
+// written as much.
 //
 // # Checking a stream
 //

@@ -874,8 +874,8 @@ func (r *Reader) readV6Block() (kind int, err error) {
 		// After damage, a block is read only when it is credible (a block
 		// the search accepted, or the one after a damaged block, may
 		// still be a stretch of the damage).
-		b, _ := r.s.peek(searchWindow)
-		if len(b) > 0 && !r.v6BlockAt(b, at, len(b) == searchWindow) && !(len(b) == 4 && le32(b) == 0) {
+		b, more := r.v6Ahead(1)
+		if len(b) > 0 && !r.v6BlockAt(b, at, more) && !(len(b) == 4 && le32(b) == 0) {
 			return 0, as(classFraming, r.errf(ErrFormat, "block header", at, "not a credible block header"))
 		}
 		large = len(b) >= 4 && 4+int(le32(b)&0xFFFFFF) > len(b)

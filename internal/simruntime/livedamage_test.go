@@ -12,21 +12,37 @@ import (
 	"github.com/clrgo/clrevents/nettrace"
 )
 
-// TestLiveRangeDamageDoesNotStall reads a live counters stream (V6, a
-// pipe that stays open after its last block) whose first event block's
-// header states a greatest timestamp one tick later than its last
-// event's: nettrace reports the block as read as it stands
-// (checkBlockRange) and goes on to the blocks after it as they come. Damage
-// recorded otherwise makes the reader prove the next block credible by
-// looking a search window (60 KiB) ahead, which on a live stream waits
+// TestLiveDamageDoesNotStall reads a live counters stream (V6, a pipe
+// that stays open after its last block) with damage in its first event
+// block, and wants the events after the damage as they come. Two kinds:
+//
+//   - the block's header states a greatest timestamp one tick later than
+//     its last event's: nettrace reports the block as read as it stands
+//     (checkBlockRange) and needs no proof that the next block is one;
+//   - the first event refers to metadata that is not defined: the rest of
+//     the block is skipped, and the reader proves the next block credible
+//     (suspect) before it reads it, and checks the damaged block's framing.
+//
+// Each proof looks at the blocks it judges and the header after them,
+// not a search window (60 KiB) ahead, which on a live stream would wait
 // for bytes the runtime may send minutes later: here, for ever.
-func TestLiveRangeDamageDoesNotStall(t *testing.T) {
+func TestLiveDamageDoesNotStall(t *testing.T) {
 	intervals := [][]Counter{{{Name: "a", Value: 1}, {Name: "b", Value: 2}}, {{Name: "c", Value: 3}}, {{Name: "d", Value: 4}}}
-	for _, damaged := range []bool{false, true} {
+	for _, c := range []struct {
+		name   string
+		damage func(*testing.T, []byte)
+		events int    // what the stream holds after the damage
+		msg    string // in the first damage record
+	}{
+		{"none", nil, 4, ""},
+		{"block range", rangeOneTickLate, 4, "timestamps span"},
+		{"undefined metadata", firstMetaUndefined, 3, "which is not defined"},
+		{"event size", firstSizeTooLarge, 2, "out of range"},
+	} {
 		tr, _ := CountersTrace(1234, intervals)
 		tr = bytes.Clone(tr)
-		if damaged {
-			rangeOneTickLate(t, tr)
+		if c.damage != nil {
+			c.damage(t, tr)
 		}
 		pr, pw := io.Pipe()
 		go pw.Write(tr[:len(tr)-4]) // all but the EndOfStream block
@@ -51,47 +67,75 @@ func TestLiveRangeDamageDoesNotStall(t *testing.T) {
 		n := 0
 		deadline := time.After(5 * time.Second)
 	wait:
-		for n < 4 {
+		for n < c.events {
 			select {
 			case n = <-got:
 			case err := <-errc:
-				t.Fatalf("damaged %v: %v after %d events", damaged, err, n)
+				t.Fatalf("%s: %v after %d events", c.name, err, n)
 			case <-deadline:
 				break wait
 			}
 		}
-		// Four events; the last waits for a later IsSorted event, as in
-		// any live stream (SetLowLatency).
-		if n < 3 {
-			t.Errorf("damaged %v: %d events within 5 s of a stream that holds 4, want at least 3", damaged, n)
+		// The last event waits for a later IsSorted event, as in any
+		// live stream (SetLowLatency).
+		if n < c.events-1 {
+			t.Errorf("%s: %d events within 5 s of a stream that holds %d, want at least %d", c.name, n, c.events, c.events-1)
 		}
 		pw.Close()
 		err := <-errc
 		var de *nettrace.DamageError
 		switch {
-		case !damaged && !errors.Is(err, io.ErrUnexpectedEOF):
-			t.Errorf("undamaged, cut: %v", err)
-		case damaged && (!errors.As(err, &de) || !strings.Contains(de.Damage[0].Err.Error(), "timestamps span")):
-			t.Errorf("damaged, cut: %v, want the block range damage first", err)
+		case c.damage == nil && !errors.Is(err, io.ErrUnexpectedEOF):
+			t.Errorf("%s, cut: %v", c.name, err)
+		case c.damage != nil && (!errors.As(err, &de) || !strings.Contains(de.Damage[0].Err.Error(), c.msg)):
+			t.Errorf("%s, cut: %v, want %q in the first damage", c.name, err, c.msg)
 		}
 	}
 }
 
-// rangeOneTickLate moves the greatest timestamp the first event block of
-// the V6 trace tr states one tick later.
-func rangeOneTickLate(t *testing.T, tr []byte) {
+// firstEventBlock returns the content of the first event block of the V6
+// trace tr.
+func firstEventBlock(t *testing.T, tr []byte) []byte {
 	t.Helper()
 	// "Nettrace", a reserved uint32, the major and minor versions: then
 	// blocks, each a uint32 of its size and, in the top byte, its kind.
 	for i := 8 + 4 + 4 + 4; i+4 <= len(tr); {
 		h := binary.LittleEndian.Uint32(tr[i:])
 		size, kind := int(h&0xFFFFFF), h>>24
-		if kind == 2 { // EventBlock: header size, flags, least, greatest
-			b := tr[i+4:]
-			binary.LittleEndian.PutUint64(b[12:], binary.LittleEndian.Uint64(b[12:])+1)
-			return
+		if kind == 2 { // EventBlock
+			return tr[i+4 : i+4+size]
 		}
 		i += 4 + size
 	}
 	t.Fatal("no event block")
+	return nil
+}
+
+// rangeOneTickLate moves the greatest timestamp the first event block of
+// the V6 trace tr states one tick later.
+func rangeOneTickLate(t *testing.T, tr []byte) {
+	// Header size, flags, least, greatest.
+	b := firstEventBlock(t, tr)
+	binary.LittleEndian.PutUint64(b[12:], binary.LittleEndian.Uint64(b[12:])+1)
+}
+
+// firstMetaUndefined makes the first event of the V6 trace tr refer to
+// metadata ID 85, which it does not define.
+func firstMetaUndefined(t *testing.T, tr []byte) {
+	// The simulated runtime writes uncompressed headers: the event's
+	// size, then its metadata ID.
+	b := firstEventBlock(t, tr)
+	hs := binary.LittleEndian.Uint16(b)
+	if flags := binary.LittleEndian.Uint16(b[2:]); flags&1 != 0 {
+		t.Fatal("compressed headers")
+	}
+	binary.LittleEndian.PutUint32(b[hs+4:], 85)
+}
+
+// firstSizeTooLarge makes the first event of the V6 trace tr state a size
+// that runs past its block.
+func firstSizeTooLarge(t *testing.T, tr []byte) {
+	b := firstEventBlock(t, tr)
+	hs := binary.LittleEndian.Uint16(b)
+	binary.LittleEndian.PutUint32(b[hs:], 0xFFFF)
 }
