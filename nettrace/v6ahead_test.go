@@ -2,8 +2,11 @@ package nettrace
 
 import (
 	"bytes"
+	"encoding/binary"
+	"io"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // TestV6AheadDecidesAsWindow checks that v6Block decides on the bytes
@@ -95,5 +98,62 @@ func TestV6AheadDecidesAsWindow(t *testing.T) {
 	// The test means something only if both answers came up often.
 	if credible < 100 || checked-credible < 100 {
 		t.Errorf("%d of %d decisions credible: the inputs do not test both answers", credible, checked)
+	}
+}
+
+// TestV6LiveLargeBlockAfterDamage reads a live V6 stream (a pipe that
+// stays open) in which damage to an event's size loses the rest of its
+// block, then comes an event block larger than 60 KiB and a small one
+// after it. After the damage the large block is read once the header
+// and block after it check (believeLarge); they are all the stream holds,
+// and a look 60 KiB past the large block's end waited for ever.
+func TestV6LiveLargeBlockAfterDamage(t *testing.T) {
+	w := newV6Writer(8, 0)
+	w.threads(wThread{index: 1, pid: 1234, tid: 7777})
+	w.metadata(wMeta{id: 1, provider: "P", eventID: 1, name: "E"})
+	blockA := w.buf.Len()
+	w.events(false,
+		wEvent{meta: 1, seq: 1, thread: 1, capThread: 1, ts: 1_000_100, payload: []byte{1, 1, 1, 1}},
+		wEvent{meta: 1, seq: 2, thread: 1, capThread: 1, ts: 1_000_200, payload: []byte{2, 2, 2, 2}},
+	)
+	// The first event's size (after the block's size and its 24-byte
+	// header) runs past the block.
+	binary.LittleEndian.PutUint32(w.buf.Bytes()[blockA+4+24:], 0xFFFF)
+	large := largeEvents(1600, 3, 1)
+	w.events(true, large...)
+	if n := w.buf.Len() - blockA; n < searchWindow+1000 {
+		t.Fatalf("the blocks take %d bytes, want the large one larger than %d", n, searchWindow)
+	}
+	w.events(true, wEvent{meta: 1, seq: 1603, thread: 1, capThread: 1, ts: 1_002_000, payload: []byte{3}, sorted: true})
+	tr := w.end()
+	pr, pw := io.Pipe()
+	go pw.Write(tr[:len(tr)-4]) // all but the EndOfStream block
+	defer pw.Close()
+	got := make(chan int, 1)
+	go func() {
+		r, err := NewReader(pr)
+		if err != nil {
+			got <- -1
+			return
+		}
+		n := 0
+		for {
+			if _, err := r.Next(); err != nil {
+				return
+			}
+			n++
+			if n == len(large)+1 {
+				got <- n
+				return
+			}
+		}
+	}()
+	select {
+	case n := <-got:
+		if n < 0 {
+			t.Fatal("NewReader failed")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the large block's %d events and the one after it did not come within 5 s", len(large))
 	}
 }
