@@ -3,8 +3,11 @@ package nettrace
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"io"
 	"math/rand/v2"
+	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -126,34 +129,81 @@ func TestV6LiveLargeBlockAfterDamage(t *testing.T) {
 	}
 	w.events(true, wEvent{meta: 1, seq: 1603, thread: 1, capThread: 1, ts: 1_002_000, payload: []byte{3}, sorted: true})
 	tr := w.end()
+	// All but the EndOfStream block.
+	if n := liveCount(t, tr[:len(tr)-4], len(large)+1); n < len(large)+1 {
+		t.Errorf("%d events within 5 s, want the large block's %d and the one after it", n, len(large))
+	}
+}
+
+// TestV5LiveDamageDoesNotStall reads the start of the repository's .NET
+// 5 trace as a live stream: its first two event blocks (4 events and 1),
+// and a few bytes of what follows, on a pipe that stays open, as a
+// runtime's stream stands between two writes. Damage to the first event's
+// header loses the first block; the second block's event comes all the
+// same, without the reader looking further ahead than the stream holds.
+func TestV5LiveDamageDoesNotStall(t *testing.T) {
+	data := bytes.Clone(loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip")))
+	r, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first int64 = -1
+	var blocks []int64 // the event blocks' offsets
+	for len(blocks) < 3 {
+		e, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first < 0 {
+			first = e.Offset
+		}
+		if len(blocks) == 0 || blocks[len(blocks)-1] != r.blkOff {
+			blocks = append(blocks, r.blkOff)
+		}
+	}
+	cut := int(blocks[2]) - 10 // inside the third block's object header
+	if blocks[2]-blocks[1] > 1000 || cut > searchWindow/2 {
+		t.Fatalf("event blocks at %v: the trace is not the one this test knows", blocks)
+	}
+	data[first+1] = 0xFF // the first event's first varint runs on
+	_, _, err = readToEnd(data[:cut], FileOrder)
+	var de *DamageError
+	if !errors.As(err, &de) || de.Damage[0].Offset != first || de.Damage[0].Length < 300 {
+		t.Fatalf("read from memory: %v, want the rest of the first block (383 bytes) lost from %d", err, first)
+	}
+	if n := liveCount(t, data[:cut], 1); n != 1 {
+		t.Errorf("%d events within 5 s, want the second block's one", n)
+	}
+}
+
+// liveCount writes stream to a pipe that stays open after it, reads
+// events from it in file order until it has want of them, and returns how
+// many it had within 5 s.
+func liveCount(t *testing.T, stream []byte, want int) int {
+	t.Helper()
 	pr, pw := io.Pipe()
-	go pw.Write(tr[:len(tr)-4]) // all but the EndOfStream block
-	defer pw.Close()
-	got := make(chan int, 1)
+	go pw.Write(stream)
+	var n atomic.Int64
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		r, err := NewReader(pr)
 		if err != nil {
-			got <- -1
 			return
 		}
-		n := 0
-		for {
+		for n.Load() < int64(want) {
 			if _, err := r.Next(); err != nil {
 				return
 			}
-			n++
-			if n == len(large)+1 {
-				got <- n
-				return
-			}
+			n.Add(1)
 		}
 	}()
 	select {
-	case n := <-got:
-		if n < 0 {
-			t.Fatal("NewReader failed")
-		}
+	case <-done:
 	case <-time.After(5 * time.Second):
-		t.Fatalf("the large block's %d events and the one after it did not come within 5 s", len(large))
 	}
+	got := int(n.Load())
+	pw.Close() // a reader still waiting ends with the pipe
+	<-done
+	return got
 }
