@@ -2517,6 +2517,10 @@ func (r *Reader) stackBlock() error {
 	}
 	r.stackMark = r.damages
 	ps := r.info.PointerSize
+	// Room for every IP the block can hold, at once: growing a pointer
+	// at a time copies the table at each step, into memory a new
+	// process has not touched yet.
+	r.ips = slices.Grow(r.ips, len(r.blk)/ps)
 	for i := uint32(0); i < n; i++ {
 		at := c.i
 		size := int(c.u32())
