@@ -2519,8 +2519,13 @@ func (r *Reader) stackBlock() error {
 	ps := r.info.PointerSize
 	// Room for every IP the block can hold, at once: growing a pointer
 	// at a time copies the table at each step, into memory a new
-	// process has not touched yet.
-	r.ips = slices.Grow(r.ips, len(r.blk)/ps)
+	// process has not touched yet. (make, not slices.Grow, which clears
+	// the room it adds: pages the table may never use.)
+	if need := len(r.ips) + len(r.blk)/ps; need > cap(r.ips) {
+		ips := make([]uint64, len(r.ips), max(need, cap(r.ips)*5/4))
+		copy(ips, r.ips)
+		r.ips = ips
+	}
 	for i := uint32(0); i < n; i++ {
 		at := c.i
 		size := int(c.u32())
