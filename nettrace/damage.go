@@ -415,12 +415,8 @@ func (r *Reader) untaint() {
 }
 
 // startRangeCheck sets up checkBlockRange for the V4+ event block just
-// begun, whose header states the range [lo, hi] (blockTimes), when it
-// states one.
+// begun, whose header states the range [lo, hi] (blockTimes).
 func (r *Reader) startRangeCheck(lo, hi int64) {
-	if lo == 0 && hi == 0 || lo > hi {
-		return
-	}
 	r.tsStatedMin, r.tsStatedMax = lo, hi
 	r.tsMin, r.tsMax = math.MaxInt64, math.MinInt64
 	r.notedMark, r.rangeCheck = r.noted, true

@@ -1693,8 +1693,11 @@ func (r *Reader) blockTimes() {
 	}
 	lo := int64(binary.LittleEndian.Uint64(r.blk[4:]))
 	hi := int64(binary.LittleEndian.Uint64(r.blk[12:]))
-	r.startRangeCheck(lo, hi)
-	if lo == 0 && hi == 0 || lo > hi || r.floorOK && hi < r.floor {
+	none := lo == 0 && hi == 0 || lo > hi // the header states no range
+	if !none {
+		r.startRangeCheck(lo, hi)
+	}
+	if none || r.floorOK && hi < r.floor {
 		if r.floorOK {
 			r.tsLo, r.tsSpanNot = r.floor, ^(uint64(1<<63-1) - uint64(r.floor))
 		}
