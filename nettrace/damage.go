@@ -613,25 +613,29 @@ func (r *Reader) headerBack(e *Error) bool {
 // of blk, the block at stream offset off just read, and on into the
 // stream, from the end back; where it finds one it puts the bytes from
 // there back into the stream and records the run-over as damage (e
-// describes what found it wrong), and reports true.
+// describes what found it wrong), and reports true. It looks into the
+// stream only as far as each judgement needs: the next block's header
+// (V3–V5), or what look.v6 takes (V6), no more than searchWindow bytes.
 func (r *Reader) findBack(e *Error, blk []byte, off int64, v6 bool) bool {
-	// The block's last bytes, then the stream's next.
 	from := max(0, len(blk)-searchBack)
-	ahead, _ := r.s.peek(searchWindow)
-	b := append(append(r.backBuf[:0], blk[from:]...), ahead...)
-	r.backBuf = b[:0]
-	for i := len(blk) - from - 1; i >= 0; i-- {
-		at := off + int64(from+i)
+	l := look{s: &r.s, pre: blk[from:], buf: r.backBuf[:0]}
+	defer func() { r.backBuf = l.buf[:0] }()
+	w := len(l.pre) + searchWindow
+	for i := len(l.pre) - 1; i >= 0; i-- {
 		var found bool
 		if v6 {
-			found = r.v6BlockAt(b[i:], at, len(ahead) == searchWindow)
+			if h := l.first(i + 4); len(h) == i+4 && v6Kind(le32(h[i:])) {
+				b, more := l.v6(i, 1, w)
+				found = v6Block(b[i:], 1, false, more)
+			}
 		} else {
-			found = b[i] == tagEndObject && r.blockHeaderAt(b[i+1:], 0)
+			h := l.first(i + 1 + maxFSHeader)
+			found = h[i] == tagEndObject && r.blockHeaderAt(h[i+1:], 0)
 		}
 		if found {
 			ce := *e
-			ce.Msg = fmt.Sprintf("the block's stated size runs %d bytes past its end, into the next block", len(blk)-from-i)
-			r.addDamage(Damage{Block: e.Block, Offset: at, Length: int64(len(blk) - from - i), Err: &ce})
+			ce.Msg = fmt.Sprintf("the block's stated size runs %d bytes past its end, into the next block", len(l.pre)-i)
+			r.addDamage(Damage{Block: e.Block, Offset: off + int64(from+i), Length: int64(len(l.pre) - i), Err: &ce})
 			r.s.unread(blk[from+i:])
 			r.endTag = !v6
 			return true
@@ -645,28 +649,49 @@ func (r *Reader) findBack(e *Error, blk []byte, off int64, v6 bool) bool {
 const searchBack = 4 << 10
 
 // resync searches the stream for where reading can go on after damage to
-// its framing: the next block header in a V3–V5 stream, the next event
+// its framing: the next block header in a V3–V6 stream, the next event
 // record in a V1/V2 one. It records the bytes passed over as damage.
+//
+// From V3 on it searches the bytes at hand (stream.peekSome) and waits
+// only for the bytes a judgement needs: a live session's next bytes may
+// be minutes away. Whether bytes hold a V3–V5 block header is in their
+// first maxFSHeader bytes; a V6 block is judged on the blocks look.v6
+// takes, within the searchWindow bytes from where the round of the search
+// began. V1/V2 streams (files of .NET Core 2, never live) are searched
+// a window at a time: a record there is credible only when the window
+// holds it and the one after it.
 func (r *Reader) resync(e *Error) error {
 	at := e.Offset
 	if at < 0 || at > r.s.off {
 		at = r.s.off
 	}
-	var full bool // the window holds all it can: the input goes on past it
-	valid := r.blockHeaderAt
-	if r.ver <= 2 {
-		valid = r.v2RecordAt
-	} else if r.ver == 6 {
-		valid = func(b []byte, off int64) bool { return r.v6BlockAt(b, off, full) }
-	}
 	// The bytes from the fault to the current position were read already;
 	// the search starts at the byte after the fault's own.
 	for {
-		b, err := r.s.peek(searchWindow)
-		full = len(b) == searchWindow
+		var b []byte
+		var err error
+		if r.ver <= 2 {
+			b, err = r.s.peek(searchWindow)
+		} else {
+			b, err = r.s.peekSome(maxFSHeader+1, searchWindow)
+		}
 		i := 0
 		for ; i+maxFSHeader <= len(b) || err != nil && i < len(b); i++ {
-			if valid(b[i:], r.s.off+int64(i)) {
+			var ok bool
+			switch {
+			case r.ver <= 2:
+				ok = r.v2RecordAt(b[i:], r.s.off+int64(i))
+			case r.ver == 6:
+				if len(b)-i >= 4 && v6Kind(le32(b[i:])) {
+					l := look{s: &r.s}
+					a, more := l.v6(i, 1, searchWindow)
+					ok = v6Block(a[i:], 1, false, more)
+					b, _ = r.s.peek(len(b)) // the look may have moved the buffer's bytes
+				}
+			default:
+				ok = r.blockHeaderAt(b[i:], 0)
+			}
+			if ok {
 				r.s.discard(i)
 				// From V4 on, the gaps the skipped range leaves in the
 				// threads' numbers count its events (addDamage starts
@@ -768,37 +793,94 @@ func (r *Reader) v6BlockAt(b []byte, off int64, more bool) bool {
 }
 
 // v6Ahead returns the stream's next bytes, as many as v6Block needs to
-// judge the block there and depth more after it: up to the end of the
-// last of them, or of the first that its header alone condemns (or an
-// EndOfStream header and the byte after it, which tells whether the input
-// ends with it), and at most searchWindow bytes; more says the input may
-// go on past them. v6Block decides on them as it would on a searchWindow
-// look-ahead. On a live session a look that far waits until the runtime
-// has written as much, which may take minutes (a session of counters
-// alone writes a few hundred bytes a second); this one waits only for the
-// blocks it judges.
+// judge the block there and depth more after it (look.v6), and whether
+// the input may go on past them. On a live session a look as far as the
+// search window waits until the runtime has written as much, which may
+// take minutes (a session of counters alone writes a few hundred bytes a
+// second); this one waits only for the blocks it judges.
 func (r *Reader) v6Ahead(depth int) (b []byte, more bool) {
-	for pos := 0; ; depth-- {
-		n := min(pos+4, searchWindow)
-		if b, _ = r.s.peek(n); len(b) < n || n == searchWindow {
-			return b, len(b) == searchWindow
+	l := look{s: &r.s}
+	return l.v6(0, depth, searchWindow)
+}
+
+// look is a view of bytes already taken from the stream (pre) followed by
+// the stream's next ones, which it peeks only as far as it is asked to:
+// what a judgement after damage needs, and no more, so that on a live
+// session it waits only for those bytes.
+type look struct {
+	s     *stream
+	pre   []byte
+	buf   []byte // pre, then the stream bytes peeked so far (when pre is not empty)
+	ended bool   // buf holds the rest of the input
+}
+
+// first returns the view's first n bytes, fewer where the input ends; it
+// waits for those bytes alone (stream.peekSome). The slice is valid until
+// the next call, or the next read from the stream.
+func (l *look) first(n int) []byte {
+	k := len(l.pre)
+	switch {
+	case n <= k:
+		return l.pre[:n]
+	case k == 0:
+		b, _ := l.s.peek(n)
+		return b
+	case n > len(l.buf) && !l.ended:
+		a, err := l.s.peekSome(n-k, searchWindow)
+		l.buf = append(append(l.buf[:0], l.pre...), a...)
+		l.ended = err != nil
+	}
+	return l.buf[:min(n, len(l.buf))]
+}
+
+// v6 returns the view's bytes from its start to the end of what v6Block
+// needs to judge the block at start and depth more after it: to the end
+// of the last of them, or of the header or first bytes that condemn one
+// (or an EndOfStream header and the byte after it, which tells whether
+// the input ends with it), but no further than w, the end of the window
+// the judgement stands for; more says the input may go on past them.
+// v6Block decides on b[start:] as it would on the window's bytes from
+// start.
+func (l *look) v6(start, depth, w int) (b []byte, more bool) {
+	for pos := start; ; depth-- {
+		n := min(pos+4, w)
+		if b = l.first(n); len(b) < n || n == w {
+			return b, len(b) == w
 		}
 		x := le32(b[pos:])
-		size, kind := int(x&0xFFFFFF), int(x>>24)
 		switch {
 		case x == 0:
-			b, _ = r.s.peek(n + 1)
+			b = l.first(n + 1)
 			return b, len(b) > n
-		case kind < kindEvent || kind > kindLabelList || size == 0:
+		case !v6Kind(x):
+			return b, true
+		}
+		// The content's first bytes, which may condemn the block alone
+		// (v6Content): a header that damage or a search made up is let go
+		// without waiting for the bytes it states.
+		size := int(x & 0xFFFFFF)
+		p := min(n+min(size, v6Lead), w)
+		if b = l.first(p); len(b) < p {
+			return b, false // the input ends in them
+		}
+		if !v6Content(int(x>>24), size, b[n:p]) {
 			return b, true
 		}
 		pos = n + size
-		if depth == 0 || pos >= searchWindow {
-			n = min(pos, searchWindow)
-			b, _ = r.s.peek(n)
+		if depth == 0 || pos >= w {
+			n = min(pos, w)
+			b = l.first(n)
 			return b, len(b) == n
 		}
 	}
+}
+
+// v6Kind reports whether x, a V6 block header, names a kind of block this
+// reader knows and a size other than 0, as a credible header must: the
+// check v6Block makes of a header alone.
+func v6Kind(x uint32) bool {
+	size, kind := x&0xFFFFFF, int(x>>24)
+	return kind >= kindEvent && kind <= kindLabelList && size != 0
 }
 
 // v6Block checks the block at b and, depth more deep, the ones after it;
@@ -816,13 +898,26 @@ func v6Block(b []byte, depth int, end, more bool) bool {
 	// An empty block is legal for some kinds, but believing one would
 	// take zeros before a 6 or a 7 for a block; passing it over loses
 	// nothing.
-	if kind < kindEvent || kind > kindLabelList || size == 0 || 4+size > len(b) && !more {
+	if !v6Kind(x) || 4+size > len(b) && !more {
 		return false
 	}
 	c := b[4:]
 	if len(c) > size {
 		c = c[:size]
 	}
+	if !v6Content(kind, size, c) {
+		return false
+	}
+	if depth == 0 || 4+size >= len(b) {
+		return true
+	}
+	return v6Block(b[4+size:], depth-1, true, more)
+}
+
+// v6Content reports whether c, the first bytes of a V6 block's content
+// (all of them, or as many as a look holds), starts as its kind's does. It
+// looks at no more than the first v6Lead bytes.
+func v6Content(kind, size int, c []byte) bool {
 	switch kind {
 	case kindEvent:
 		// HeaderSize counts itself; then Flags (1: compressed headers).
@@ -846,11 +941,11 @@ func v6Block(b []byte, depth int, end, more bool) bool {
 			return false
 		}
 	}
-	if depth == 0 || 4+size >= len(b) {
-		return true
-	}
-	return v6Block(b[4+size:], depth-1, true, more)
+	return true
 }
+
+// v6Lead is how many of a block's first bytes v6Content looks at.
+const v6Lead = 16
 
 // believeLarge decides, after damage, on the block just read at stream
 // offset at (header h) that was larger than v6BlockAt could look at, and

@@ -97,12 +97,19 @@
 // in the same order. Reader.Dropped counts the events the runtime dropped,
 // from the gaps in each thread's sequence numbers (in V6 from 1 at the
 // ThreadBlock that defines the thread, as TraceEvent counts them). After
-// damage, a V6 block is read once it and the block after it have come,
-// which is as far as the check that it is a block looks; it does not
-// wait for more. Only the search for the next block after damage to the
-// blocks' framing (a header or size that is not credible) looks 60 KiB
-// ahead at once, which on a live stream waits until the runtime has
-// written as much.
+// damage the reader waits only for the bytes a judgement needs. A V6
+// block is read once it and the block after it have come, which is as
+// far as the check that it is a block looks. The search for the next
+// block after damage to the blocks' framing (a header or size that is not
+// credible) reads on with the bytes at hand: a V3–V5 block header is told
+// by its own bytes; in V6 a header is let go on its kind, size and first
+// bytes when they do not check, and otherwise judged on its block and the
+// one after it, which it waits for. What cannot be judged without the
+// bytes is waited for: a block whose stated size is damaged is read to
+// that size (the bytes tell where it ends), and a header that damage or a
+// payload's bytes made up that checks as far as that waits for the bytes
+// it states, up to 60 KiB. (A V1/V2 stream, from .NET Core 2.0 and 2.1,
+// is never live: its search looks 60 KiB ahead at once.)
 //
 // # Checking a stream
 //

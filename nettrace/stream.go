@@ -71,6 +71,23 @@ func (s *stream) peek(n int) ([]byte, error) {
 	return b, err
 }
 
+// peekSome returns the next bytes without consuming them: as many as the
+// buffer holds already, but at least least and at most most. It waits only
+// for least bytes (fewer, and an error, at the end of the input): on a live
+// session the bytes after the ones at hand may be minutes away. A search
+// after damage reads on with it instead of waiting for a full window.
+func (s *stream) peekSome(least, most int) ([]byte, error) {
+	if s.br == nil {
+		return nil, ended(least, io.EOF)
+	}
+	b, err := s.peek(min(max(s.br.Buffered(), least), most))
+	if n := min(s.br.Buffered(), most); err == nil && n > len(b) {
+		// The wait brought more than least.
+		b, err = s.peek(n)
+	}
+	return b, err
+}
+
 // discard skips n bytes.
 func (s *stream) discard(n int) error {
 	if s.br == nil {

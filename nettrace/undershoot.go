@@ -22,7 +22,9 @@ import "bytes"
 // not when the next block's header follows the tag's byte (the tag
 // itself is damaged).
 func (r *Reader) sizeUndershoot(kind int, at int64, size uint32) (bool, error) {
-	ahead, err := r.s.peek(searchWindow)
+	// The bytes at hand, and more only as the search needs them: on a
+	// live session the next ones may be minutes away.
+	ahead, err := r.s.peekSome(1+maxFSHeader, searchWindow)
 	if len(ahead) > 1 && r.nearBlockHeader(ahead[1:]) {
 		// The next block's header (its tags, a field of its type or
 		// its versions may be damaged too) follows the one byte where
@@ -33,16 +35,31 @@ func (r *Reader) sizeUndershoot(kind int, at int64, size uint32) (bool, error) {
 		return false, nil
 	}
 	end := -1
-	for i := 0; i < len(ahead); i++ {
-		j := bytes.IndexByte(ahead[i:], tagEndObject)
-		if j < 0 {
+	for i := 0; ; {
+		// The tags whose next bytes are at hand, all of them once the
+		// input or the window ends: a block header is in its first
+		// maxFSHeader bytes.
+		lim := len(ahead) - maxFSHeader
+		last := err != nil || len(ahead) == searchWindow
+		if last {
+			lim = len(ahead)
+		}
+		for ; i < lim; i++ {
+			j := bytes.IndexByte(ahead[i:lim], tagEndObject)
+			if j < 0 {
+				i = lim
+				break
+			}
+			i += j
+			if r.blockHeaderAt(ahead[i+1:], 0) || i+2 == len(ahead) && err != nil && ahead[i+1] == tagNullReference {
+				end = i
+				break
+			}
+		}
+		if end >= 0 || last {
 			break
 		}
-		i += j
-		if r.blockHeaderAt(ahead[i+1:], 0) || i+2 == len(ahead) && err != nil && ahead[i+1] == tagNullReference {
-			end = i
-			break
-		}
+		ahead, err = r.s.peekSome(len(ahead)+1, searchWindow)
 	}
 	if end < 0 || r.holdsHeader(ahead[:end]) || !r.blockTiles(kind, r.blk, ahead[:end]) {
 		return false, nil

@@ -14,30 +14,36 @@ import (
 
 // TestLiveDamageDoesNotStall reads a live counters stream (V6, a pipe
 // that stays open after its last block) with damage in its first event
-// block, and wants the events after the damage as they come. Two kinds:
+// block, and wants the events after the damage as they come:
 //
 //   - the block's header states a greatest timestamp one tick later than
 //     its last event's: nettrace reports the block as read as it stands
 //     (checkBlockRange) and needs no proof that the next block is one;
-//   - the first event refers to metadata that is not defined: the rest of
-//     the block is skipped, and the reader proves the next block credible
-//     (suspect) before it reads it, and checks the damaged block's framing.
+//   - the first event refers to metadata that is not defined: that record
+//     is skipped;
+//   - the first event's size runs past its block: the rest of the block is
+//     skipped, and the reader proves the next block credible (suspect)
+//     before it reads it, and checks the damaged block's framing;
+//   - that, and the next block's kind damaged: the proof fails and the
+//     reader searches for the next block (resync).
 //
-// Each proof looks at the blocks it judges and the header after them,
-// not a search window (60 KiB) ahead, which on a live stream would wait
-// for bytes the runtime may send minutes later: here, for ever.
+// Each proof and the search look at the blocks they judge and the header
+// after them, not a search window (60 KiB) ahead, which on a live stream
+// would wait for bytes the runtime may send minutes later: here, for
+// ever.
 func TestLiveDamageDoesNotStall(t *testing.T) {
-	intervals := [][]Counter{{{Name: "a", Value: 1}, {Name: "b", Value: 2}}, {{Name: "c", Value: 3}}, {{Name: "d", Value: 4}}}
+	intervals := [][]Counter{{{Name: "a", Value: 1}, {Name: "b", Value: 2}}, {{Name: "c", Value: 3}}, {{Name: "d", Value: 4}}, {{Name: "e", Value: 5}}, {{Name: "f", Value: 6}}}
 	for _, c := range []struct {
 		name   string
 		damage func(*testing.T, []byte)
 		events int    // what the stream holds after the damage
 		msg    string // in the first damage record
 	}{
-		{"none", nil, 4, ""},
-		{"block range", rangeOneTickLate, 4, "timestamps span"},
-		{"undefined metadata", firstMetaUndefined, 3, "which is not defined"},
-		{"event size", firstSizeTooLarge, 2, "out of range"},
+		{"none", nil, 6, ""},
+		{"block range", rangeOneTickLate, 6, "timestamps span"},
+		{"undefined metadata", firstMetaUndefined, 5, "which is not defined"},
+		{"event size", firstSizeTooLarge, 4, "out of range"},
+		{"event size, then the next block's kind", sizeThenKind, 3, "out of range"},
 	} {
 		tr, _ := CountersTrace(1234, intervals)
 		tr = bytes.Clone(tr)
@@ -138,4 +144,26 @@ func firstSizeTooLarge(t *testing.T, tr []byte) {
 	b := firstEventBlock(t, tr)
 	hs := binary.LittleEndian.Uint16(b)
 	binary.LittleEndian.PutUint32(b[hs:], 0xFFFF)
+}
+
+// sizeThenKind damages the first event's size in the V6 trace tr
+// (firstSizeTooLarge), and the kind of the block after the first event
+// block: after the first damage the reader believes a block only when it
+// checks, and that one does not, so it searches for the next block
+// (resync), which looked 60 KiB ahead at once.
+func sizeThenKind(t *testing.T, tr []byte) {
+	firstSizeTooLarge(t, tr)
+	events := 0
+	for i := 8 + 4 + 4 + 4; i+4 <= len(tr); {
+		h := binary.LittleEndian.Uint32(tr[i:])
+		if events == 1 {
+			tr[i+3] = 0xEE
+			return
+		}
+		if h>>24 == 2 { // EventBlock
+			events++
+		}
+		i += 4 + int(h&0xFFFFFF)
+	}
+	t.Fatal("no block after the first event block")
 }
