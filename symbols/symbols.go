@@ -36,6 +36,7 @@ package symbols
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"path"
 	"slices"
@@ -191,9 +192,26 @@ func (l *methodList) add(me method) {
 	l.n++
 }
 
-// nameRef is a method name in the Map's arena: bytes [off, off+n) of
-// block blk; n 0 for none.
+// nameRef is a name in the Map's arena: bytes [off, off+n) of block blk;
+// n 0 for none. A method event's name is kept as the event has it, in
+// UTF-16 (n has rawName set; see rawName), and converted to UTF-8 only
+// when a frame is made of its method (methodString): a rundown lists
+// every method the runtime has code for, of which a profile's stacks
+// name a few hundred, and copying a name costs a fraction of converting
+// it.
 type nameRef struct{ blk, off, n uint32 }
+
+// rawName marks a nameRef whose bytes are a method event's name as the
+// event has it (rawHeader, then the name and the signature from its '('
+// on, in UTF-16LE) and its namespace elsewhere in the arena: a rundown
+// lists a class's methods one after another, and the name of each refers
+// to the namespace the one before it kept.
+const rawName = 1 << 31
+
+// rawHeader is the size of a raw name's header: the block, offset and
+// length of its namespace's bytes and the length of its name's, uint32
+// each, little-endian.
+const rawHeader = 16
 
 type module struct {
 	name, path string
@@ -250,6 +268,8 @@ type Map struct {
 	rundown    int // method events of a rundown (DCStart, DCEnd)
 	buf        []byte
 	arena      [][]byte // the blocks of method names, the current one last
+	// The namespace the last method name kept refers to (lastNS).
+	nsBlk, nsOff, nsLen uint32
 	// Schema entries whose events Observe ignores (IL maps, JIT
 	// details...), found at their first event: later ones are not decoded.
 	ignored map[*clrimpl.Descriptor]bool
@@ -405,51 +425,78 @@ func (m *Map) Observe(pid int64, ts int64, ev clrimpl.Event) bool {
 	return false
 }
 
-// methodName is Namespace.Name followed by the signature from its '(' on,
-// as pyroscope's profiler writes it; none for nil. The part of the
-// signature before '(' (the return type) is not converted at all, and the
-// names live in blocks of one arena rather than a string each.
+// methodName keeps a method event's name, Namespace.Name followed by the
+// signature from its '(' on, as pyroscope's profiler writes it, in the
+// arena as the event has it (rawName), for methodString to convert when
+// a frame needs it; none for nil, or when the parts are empty. The part
+// of the signature before '(' (the return type) is not kept.
 func (m *Map) methodName(n *[3]clrevents.UTF16) nameRef {
 	if n == nil {
 		return nameRef{}
 	}
-	ns, sig := n[0], n[2]
-	switch i := indexParen(sig.Bytes()); {
+	ns, name, sig := n[0].Bytes(), n[1].Bytes(), n[2].Bytes()
+	switch i := indexParen(sig); {
 	case i > 0:
-		sig = clrevents.MakeUTF16(sig.Bytes()[2*i:])
+		sig = sig[2*i:]
 	case i < 0:
 		// No parameter list: nothing to append (a JIT helper's
 		// signature is the placeholder "NULL").
-		sig = clrevents.UTF16{}
+		sig = nil
 	}
-	if bytes.Equal(ns.Bytes(), utf16Null) {
-		ns = clrevents.UTF16{} // a JIT helper's namespace placeholder
+	if bytes.Equal(ns, utf16Null) {
+		ns = nil // a JIT helper's namespace placeholder
 	}
-	// Converted straight into the arena's current block where the name
-	// surely fits (a code unit takes at most 3 bytes), else through buf.
-	most := (len(ns.Bytes())+len(n[1].Bytes())+len(sig.Bytes()))/2*3 + 1
-	blk := -1
-	b := m.buf[:0]
-	if most <= arenaBlock/4 {
-		blk = m.arenaRoom(most)
-		b = m.arena[blk]
-	}
-	start := len(b)
-	b = ns.AppendUTF8(b)
-	if len(b) > start {
-		b = append(b, '.')
-	}
-	b = n[1].AppendUTF8(b)
-	b = sig.AppendUTF8(b)
-	if blk < 0 {
-		m.buf = b
-		return m.arenaName(b)
-	}
-	m.arena[blk] = b
-	if len(b) == start {
+	if len(ns)+len(name)+len(sig) == 0 {
 		return nameRef{}
 	}
-	return nameRef{uint32(blk), uint32(start), uint32(len(b) - start)}
+	if !bytes.Equal(ns, m.lastNS()) {
+		m.nsBlk, m.nsOff = m.arenaPut(ns, nil, nil)
+		m.nsLen = uint32(len(ns))
+	}
+	var h [rawHeader]byte
+	binary.LittleEndian.PutUint32(h[0:], m.nsBlk)
+	binary.LittleEndian.PutUint32(h[4:], m.nsOff)
+	binary.LittleEndian.PutUint32(h[8:], m.nsLen)
+	binary.LittleEndian.PutUint32(h[12:], uint32(len(name)))
+	blk, off := m.arenaPut(h[:], name, sig)
+	return nameRef{blk, off, uint32(rawHeader+len(name)+len(sig)) | rawName}
+}
+
+// lastNS is the namespace the last method name kept refers to.
+func (m *Map) lastNS() []byte {
+	if m.nsLen == 0 {
+		return nil
+	}
+	return m.arena[m.nsBlk][m.nsOff : m.nsOff+m.nsLen]
+}
+
+// methodString returns the name of method me, converting a raw one to
+// UTF-8 once (me keeps the converted name).
+func (m *Map) methodString(me *method) string {
+	if me.name.n&rawName != 0 {
+		me.name = m.convertName(me.name)
+	}
+	return m.nameString(me.name)
+}
+
+// convertName converts the raw name r to UTF-8 in the arena: the
+// namespace, a '.' after it when it is not empty, the name, the signature.
+func (m *Map) convertName(r nameRef) nameRef {
+	raw := m.arena[r.blk][r.off : r.off+r.n&^rawName]
+	nsBlk, nsOff, nsLen := binary.LittleEndian.Uint32(raw), binary.LittleEndian.Uint32(raw[4:]), binary.LittleEndian.Uint32(raw[8:])
+	nameEnd := rawHeader + int(binary.LittleEndian.Uint32(raw[12:]))
+	var ns []byte
+	if nsLen > 0 {
+		ns = m.arena[nsBlk][nsOff : nsOff+nsLen]
+	}
+	b := clrevents.MakeUTF16(ns).AppendUTF8(m.buf[:0])
+	if len(b) > 0 {
+		b = append(b, '.')
+	}
+	b = clrevents.MakeUTF16(raw[rawHeader:nameEnd]).AppendUTF8(b)
+	b = clrevents.MakeUTF16(raw[nameEnd:]).AppendUTF8(b)
+	m.buf = b
+	return m.arenaName(b)
 }
 
 // utf16Null is "NULL" in UTF-16LE: the runtime's namespace and signature
@@ -475,23 +522,32 @@ func indexParen(b []byte) int {
 const arenaBlock = 64 << 10
 
 // arenaName copies b into the arena. A block is never written again
-// where names are: a name's string points into it (nameString). A long
-// name has a block of its own.
+// where names are: a name's string points into it (nameString).
 func (m *Map) arenaName(b []byte) nameRef {
 	if len(b) == 0 {
 		return nameRef{}
 	}
-	if len(b) > arenaBlock/4 {
-		// A full block (the next name starts another).
-		c := make([]byte, len(b))
-		copy(c, b)
-		m.arena = append(m.arena, c)
-		return nameRef{uint32(len(m.arena) - 1), 0, uint32(len(b))}
+	blk, off := m.arenaPut(b, nil, nil)
+	return nameRef{blk, off, uint32(len(b))}
+}
+
+// arenaPut appends a, b and c to the arena, one after the other, and
+// returns the block and offset they start at. Bytes longer than a
+// quarter of a block have a block of their own, full (the next bytes
+// start another).
+func (m *Map) arenaPut(a, b, c []byte) (blk, off uint32) {
+	n := len(a) + len(b) + len(c)
+	var i int
+	if n <= arenaBlock/4 {
+		i = m.arenaRoom(n)
+	} else {
+		m.arena = append(m.arena, make([]byte, 0, n))
+		i = len(m.arena) - 1
 	}
-	blk := m.arenaRoom(len(b))
-	at := len(m.arena[blk])
-	m.arena[blk] = append(m.arena[blk], b...)
-	return nameRef{uint32(blk), uint32(at), uint32(len(b))}
+	dst := m.arena[i]
+	off = uint32(len(dst))
+	m.arena[i] = append(append(append(dst, a...), b...), c...)
+	return uint32(i), off
 }
 
 // arenaRoom returns the index of the arena's current block, started anew
@@ -505,8 +561,12 @@ func (m *Map) arenaRoom(n int) int {
 	return last
 }
 
-// nameString is the name r refers to, "" for none.
+// nameString is the name r refers to, "" for none; a raw name is
+// converted (methodString keeps what it converts).
 func (m *Map) nameString(r nameRef) string {
+	if r.n&rawName != 0 {
+		r = m.convertName(r)
+	}
 	if r.n == 0 {
 		return ""
 	}
@@ -763,7 +823,7 @@ func (m *Map) resolve(pid int64, addr uint64, ts int64) (f FrameID, r Reason, fr
 	if !me.hasFrame || (!me.frameModID && p.hasModule(me.moduleID)) {
 		mod := p.modules[me.moduleID]
 		_, known := p.modules[me.moduleID]
-		name := m.nameString(me.name)
+		name := m.methodString(me)
 		if name == "" {
 			name = "0x" + hex(me.start)
 		}
