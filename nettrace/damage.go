@@ -718,8 +718,9 @@ func (r *Reader) resync(e *Error) error {
 	}
 }
 
-// searchWindow is how much of the stream resync looks at at once; it fits
-// the stream's buffer.
+// searchWindow is the most of the stream a search after damage looks at
+// from where it stands (a V1/V2 search all of it at once); it fits the
+// stream's buffer.
 const searchWindow = 60 << 10
 
 // v2RecordAt reports whether b, at stream offset off of a V1/V2 stream,
