@@ -624,10 +624,7 @@ func (r *Reader) findBack(e *Error, blk []byte, off int64, v6 bool) bool {
 	for i := len(l.pre) - 1; i >= 0; i-- {
 		var found bool
 		if v6 {
-			if h := l.first(i + 4); len(h) == i+4 && v6Kind(le32(h[i:])) {
-				b, more := l.v6(i, 1, w)
-				found = v6Block(b[i:], 1, false, more)
-			}
+			found = l.v6Credible(i, w)
 		} else {
 			h := l.first(i + 1 + maxFSHeader)
 			found = h[i] == tagEndObject && r.blockHeaderAt(h[i+1:], 0)
@@ -684,8 +681,7 @@ func (r *Reader) resync(e *Error) error {
 			case r.ver == 6:
 				if len(b)-i >= 4 && v6Kind(le32(b[i:])) {
 					l := look{s: &r.s}
-					a, more := l.v6(i, 1, searchWindow)
-					ok = v6Block(a[i:], 1, false, more)
+					ok = l.v6Credible(i, searchWindow)
 					b, _ = r.s.peek(len(b)) // the look may have moved the buffer's bytes
 				}
 			default:
@@ -874,6 +870,17 @@ func (l *look) v6(start, depth, w int) (b []byte, more bool) {
 			return b, len(b) == n
 		}
 	}
+}
+
+// v6Credible reports whether the view holds a credible V6 block at
+// start, judged as v6BlockAt judges one on the window that ends at w
+// (look.v6), after a look at its header alone.
+func (l *look) v6Credible(start, w int) bool {
+	if h := l.first(start + 4); len(h) < start+4 || !v6Kind(le32(h[start:])) {
+		return false
+	}
+	b, more := l.v6(start, 1, w)
+	return v6Block(b[start:], 1, false, more)
 }
 
 // v6Kind reports whether x, a V6 block header, names a kind of block this

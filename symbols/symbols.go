@@ -561,12 +561,9 @@ func (m *Map) arenaRoom(n int) int {
 	return last
 }
 
-// nameString is the name r refers to, "" for none; a raw name is
-// converted (methodString keeps what it converts).
+// nameString is the UTF-8 name r refers to, "" for none (a method's raw
+// name goes through methodString).
 func (m *Map) nameString(r nameRef) string {
-	if r.n&rawName != 0 {
-		r = m.convertName(r)
-	}
 	if r.n == 0 {
 		return ""
 	}
